@@ -1,0 +1,1 @@
+#include "CLonglinkLinux.h"

@@ -1,0 +1,117 @@
+// swift-tools-version:6.1
+// Longlink: a real-time push gateway. The target graph below is the architecture:
+// LonglinkCore (domain, seams, no I/O) ← LonglinkLoop (epoll) ← adapters (one C module each) ← Gateway ← Commands.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Longlink",
+    products: [
+        .executable(name: "longlink", targets: ["longlink"]),
+        .library(name: "LonglinkClient", targets: ["LonglinkClient"]),
+        .library(name: "LonglinkCore", targets: ["LonglinkCore"]),
+    ],
+    targets: [
+        // MARK: C shims: one small module per C library; their types never leave the adapter importing them.
+        .target(name: "CLonglinkLinux", path: "CShims/CLonglinkLinux", cSettings: [.define("_GNU_SOURCE")]),
+        .target(
+            name: "CLonglinkProto",
+            path: "CShims/CLonglinkProto",
+            linkerSettings: [.linkedLibrary("protobuf-c")]
+        ),
+        .target(
+            name: "CLonglinkSQLite",
+            path: "CShims/CLonglinkSQLite",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
+
+        // MARK: Swift modules.
+        .target(name: "LonglinkCore", path: "Sources/LonglinkCore", swiftSettings: swiftSettings),
+        .target(
+            name: "LonglinkLoop",
+            dependencies: ["LonglinkCore", "CLonglinkLinux"],
+            path: "Sources/LonglinkLoop",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkProtobuf",
+            dependencies: ["LonglinkCore", "CLonglinkProto"],
+            path: "Sources/LonglinkProtobuf",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkSQLite",
+            dependencies: ["LonglinkCore", "CLonglinkSQLite"],
+            path: "Sources/LonglinkSQLite",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkStores",
+            dependencies: ["LonglinkCore"],
+            path: "Sources/LonglinkStores",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkCommands",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores"],
+            path: "Sources/LonglinkCommands",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkClient",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkProtobuf"],
+            path: "Sources/LonglinkClient",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "longlink",
+            dependencies: ["LonglinkCommands"],
+            path: "Sources/longlink",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests: one target per module, shared contract suites in LonglinkTestSupport.
+        .target(
+            name: "LonglinkTestSupport",
+            dependencies: ["LonglinkCore"],
+            path: "Tests/LonglinkTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkCoreTests",
+            dependencies: ["LonglinkCore", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkLoopTests",
+            dependencies: ["LonglinkLoop", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkProtobufTests",
+            dependencies: ["LonglinkProtobuf", "LonglinkTestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkSQLiteTests",
+            dependencies: ["LonglinkSQLite", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkStoresTests",
+            dependencies: ["LonglinkStores", "LonglinkSQLite", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkCommandsTests",
+            dependencies: ["LonglinkCommands", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,192 @@
+/// A topic address, written as a URL: `order://<line>/<order-id>` today, other kinds (e.g. `config://…`) later.
+///
+/// A route has a kind (the URL scheme), a namespace (the host part: the business line for orders) and a key
+/// (the single path segment: the order id). The canonical text is kept, so hashing and comparing a route
+/// costs one string comparison and printing it costs nothing.
+public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The route's kind, its URL scheme.
+    public let kind: RouteKind
+    /// The namespace within the kind: the business line for `order://`.
+    public let namespace: String
+    /// The key within the namespace: the order id for `order://`.
+    public let key: String
+    /// The canonical text, `kind://namespace/key`.
+    public let text: String
+
+    private init(kind: RouteKind, namespace: String, key: String) {
+        self.kind = kind
+        self.namespace = namespace
+        self.key = key
+        self.text = "\(kind.scheme)://\(namespace)/\(key)"
+    }
+
+    /// The route of one order.
+    public static func order(_ line: BusinessLine, _ id: OrderID) -> Route {
+        Route(kind: .order, namespace: line.name, key: id.rawValue)
+    }
+
+    /// Parses a route URL, rejecting anything that is not `kind://namespace/key` with valid parts.
+    public init(parsing text: String) throws(RouteError) {
+        guard let separator = text.firstRange(of: "://") else { throw .missingScheme(text) }
+        let scheme = String(text[..<separator.lowerBound])
+        guard let kind = RouteKind(scheme) else { throw .invalidScheme(text) }
+        let rest = text[separator.upperBound...]
+        let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw .wrongShape(text) }
+        let namespace = String(parts[0])
+        let key = String(parts[1])
+        guard Identifier.isValid(namespace, maxLength: 32, lowercaseOnly: true) else {
+            throw .invalidNamespace(text)
+        }
+        guard Identifier.isValid(key, maxLength: 64) else { throw .invalidKey(text) }
+        self.init(kind: kind, namespace: namespace, key: key)
+    }
+
+    /// For an `order://` route, its business line and order id.
+    public var order: (line: BusinessLine, id: OrderID)? {
+        guard kind == .order, let line = BusinessLine(namespace), let id = OrderID(key) else { return nil }
+        return (line, id)
+    }
+
+    public var description: String { text }
+    public static func < (lhs: Route, rhs: Route) -> Bool { lhs.text < rhs.text }
+    public static func == (lhs: Route, rhs: Route) -> Bool { lhs.text == rhs.text }
+    public func hash(into hasher: inout Hasher) { hasher.combine(text) }
+}
+
+/// The kind of a route, its URL scheme (`order`, `config`, ...): lower-case letters, 1–16 characters.
+public struct RouteKind: Hashable, Sendable, CustomStringConvertible {
+    /// The scheme without `://`.
+    public let scheme: String
+
+    /// Creates a kind, or nil when `scheme` is not 1–16 lower-case letters.
+    public init?(_ scheme: String) {
+        guard !scheme.isEmpty, scheme.utf8.count <= 16,
+            scheme.utf8.allSatisfy({ $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") })
+        else { return nil }
+        self.scheme = scheme
+    }
+
+    /// Order routes, `order://<line>/<order-id>`.
+    public static let order = RouteKind("order")!
+    /// Remote feature-toggle routes, `config://<app>/<name>`.
+    public static let config = RouteKind("config")!
+
+    public var description: String { scheme }
+}
+
+/// Why a route could not be parsed.
+public enum RouteError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// No `://` separator.
+    case missingScheme(String)
+    /// The scheme is not 1–16 lower-case letters.
+    case invalidScheme(String)
+    /// Not exactly `kind://namespace/key`.
+    case wrongShape(String)
+    /// The namespace (business line) is empty or has characters outside `[a-z0-9_-]`.
+    case invalidNamespace(String)
+    /// The key (order id) is empty, too long, or has characters outside `[A-Za-z0-9_.-]`.
+    case invalidKey(String)
+    /// The route kind is not known to the registry.
+    case unknownKind(String)
+
+    public var description: String {
+        switch self {
+        case .missingScheme(let t): "RouteError: '\(t)' has no scheme; expected kind://namespace/key, e.g. order://taxi/8812"
+        case .invalidScheme(let t): "RouteError: '\(t)' has an invalid scheme; use 1-16 lower-case letters"
+        case .wrongShape(let t): "RouteError: '\(t)' is not kind://namespace/key, e.g. order://taxi/8812"
+        case .invalidNamespace(let t): "RouteError: '\(t)' has an invalid namespace; use [a-z0-9_-], at most 32"
+        case .invalidKey(let t): "RouteError: '\(t)' has an invalid key; use [A-Za-z0-9_.-], at most 64"
+        case .unknownKind(let t): "RouteError: '\(t)' is of a route kind this gateway does not serve"
+        }
+    }
+}
+
+/// A set of routes a holder may open or an observer watches: an exact route, a whole namespace
+/// (`order://taxi/*`), a whole kind (`order://*`), or everything (`*`).
+public enum RoutePattern: Hashable, Sendable, CustomStringConvertible {
+    /// Exactly one route.
+    case exact(Route)
+    /// Every route of a kind in one namespace, e.g. all taxi orders.
+    case namespace(RouteKind, String)
+    /// Every route of a kind.
+    case kind(RouteKind)
+    /// Every route.
+    case all
+
+    /// Parses `*`, `order://*`, `order://taxi/*` or an exact route.
+    public init(parsing text: String) throws(RouteError) {
+        if text == "*" {
+            self = .all
+            return
+        }
+        if text.hasSuffix("://*") {
+            guard let kind = RouteKind(String(text.dropLast(4))) else { throw .invalidScheme(text) }
+            self = .kind(kind)
+            return
+        }
+        if text.hasSuffix("/*") {
+            let probe = try Route(parsing: String(text.dropLast(1)) + "x")
+            self = .namespace(probe.kind, probe.namespace)
+            return
+        }
+        self = .exact(try Route(parsing: text))
+    }
+
+    /// Whether `route` belongs to this pattern.
+    public func matches(_ route: Route) -> Bool {
+        switch self {
+        case .exact(let r): r == route
+        case .namespace(let kind, let namespace): route.kind == kind && route.namespace == namespace
+        case .kind(let kind): route.kind == kind
+        case .all: true
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .exact(let r): r.text
+        case .namespace(let kind, let namespace): "\(kind.scheme)://\(namespace)/*"
+        case .kind(let kind): "\(kind.scheme)://*"
+        case .all: "*"
+        }
+    }
+}
+
+/// Which route kinds a gateway serves and whether clients may subscribe to each from outside.
+public struct RouteRegistry: Sendable {
+    /// One kind's policy.
+    public struct Entry: Sendable, Hashable {
+        /// The kind.
+        public var kind: RouteKind
+        /// Whether clients connected from outside may subscribe (internal kinds are for backends and nodes only).
+        public var allowsExternalSubscribe: Bool
+
+        public init(kind: RouteKind, allowsExternalSubscribe: Bool) {
+            self.kind = kind
+            self.allowsExternalSubscribe = allowsExternalSubscribe
+        }
+    }
+
+    private var entries: [RouteKind: Entry]
+
+    public init(_ entries: [Entry]) {
+        self.entries = Dictionary(entries.map { ($0.kind, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The default: order routes and config routes, both open to external subscribers.
+    public static let standard = RouteRegistry([
+        Entry(kind: .order, allowsExternalSubscribe: true),
+        Entry(kind: .config, allowsExternalSubscribe: true),
+    ])
+
+    /// The policy of `kind`, or nil when the gateway does not serve it.
+    public func entry(for kind: RouteKind) -> Entry? { entries[kind] }
+
+    /// Parses a route and checks that its kind is served.
+    public func route(parsing text: String) throws(RouteError) -> Route {
+        let route = try Route(parsing: text)
+        guard entries[route.kind] != nil else { throw .unknownKind(text) }
+        return route
+    }
+}

@@ -1,0 +1,143 @@
+/// The storage of orders and their history, behind which memory, SQLite and Redis implementations sit.
+///
+/// Contract every implementation keeps (checked by `OrderStoreContract` in LonglinkTestSupport):
+/// - `apply` is all-or-nothing. It validates the change against the line's state machine, then stores the
+///   record and the new snapshot atomically, or throws a `StoreError` and writes nothing.
+/// - An order is created by a change to its line's initial state; a change to an unknown order otherwise is
+///   `unknownOrder`.
+/// - Offsets start at 1 and strictly increase per order, without gaps, within one epoch.
+/// - Applying a change whose non-empty idempotency key was applied before (to the same order) returns the
+///   first record with `deduplicated = true` and stores nothing.
+/// - When `apply` returns, the record is as durable as the implementation promises (SQLite: committed).
+/// - `applyBatch` is `apply` for many changes in one transaction (group commit); each change still succeeds
+///   or fails on its own, in order.
+/// - `records(of:after:limit:)` answers `.expired` when the position is from another epoch or older than the
+///   retained history, so a client learns it cannot recover instead of missing records silently.
+///
+/// A store instance is owned by one thread, the Store's writer (see `StoreWriter`); it is not shared.
+public protocol OrderStore: AnyObject {
+    /// The epoch of this store's history (see `StreamPosition`).
+    var epoch: UInt32 { get }
+
+    /// Validates and records one change.
+    func apply(_ change: OrderChange) throws(StoreError) -> AppliedChange
+
+    /// Validates and records several changes in one transaction; one result per change, in order.
+    func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>]
+
+    /// The order's current snapshot, or nil when it does not exist (or expired).
+    func snapshot(of line: BusinessLine, _ order: OrderID) throws(StoreError) -> OrderSnapshot?
+
+    /// The records after `position`, oldest first, at most `limit`.
+    func records(of line: BusinessLine, _ order: OrderID, after position: StreamPosition, limit: Int)
+        throws(StoreError) -> HistoryRead
+
+    /// Orders in a stable order (line, then id) after `cursor`, at most `limit`: how migration walks a store.
+    func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot]
+
+    /// Writes an order's snapshot and retained history verbatim (positions and timestamps kept), replacing
+    /// nothing: `importOrder` of an order that already exists throws `.conflict` unless it is identical.
+    /// Used by `longlink migrate`; bypasses transition validation because the history was validated before.
+    func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord]) throws(StoreError)
+
+    /// Drops history beyond the retention limits and terminal orders past their expiry; returns how many
+    /// orders were removed.
+    func expire(nowMillis: UInt64) throws(StoreError) -> Int
+
+    /// Flushes and closes. The store is unusable afterwards.
+    func shutdown()
+}
+
+extension OrderStore {
+    public func shutdown() {}
+}
+
+/// A stored change: the record and whether it was a replay of an earlier idempotency key.
+public struct AppliedChange: Hashable, Sendable {
+    /// The record (the first one, when deduplicated).
+    public var record: OrderChangeRecord
+    /// The snapshot right after this record.
+    public var snapshot: OrderSnapshot
+    /// True when the idempotency key had been applied before and nothing new was stored.
+    public var deduplicated: Bool
+
+    public init(record: OrderChangeRecord, snapshot: OrderSnapshot, deduplicated: Bool) {
+        self.record = record
+        self.snapshot = snapshot
+        self.deduplicated = deduplicated
+    }
+}
+
+/// The answer to a history read.
+public enum HistoryRead: Hashable, Sendable {
+    /// Every record after the asked position (up to the limit), oldest first; empty when up to date.
+    case records([OrderChangeRecord])
+    /// The position is from another epoch or older than the retained history: the gap cannot be filled.
+    case expired
+}
+
+/// Where a walk over all orders stands.
+public struct OrderCursor: Hashable, Sendable {
+    /// The last line visited.
+    public var line: BusinessLine
+    /// The last order visited.
+    public var orderID: OrderID
+
+    public init(line: BusinessLine, orderID: OrderID) {
+        self.line = line
+        self.orderID = orderID
+    }
+}
+
+/// Why the Store refused a change or could not answer.
+public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The line's state machine does not allow `from → to`; `allowed` lists the states it does allow.
+    case illegalTransition(line: BusinessLine, order: OrderID, from: OrderState?, to: OrderState, allowed: [OrderState])
+    /// No such order (and the change does not create it).
+    case unknownOrder(BusinessLine, OrderID)
+    /// No state machine for this line.
+    case unknownLine(String)
+    /// The state is not part of the line's state machine.
+    case unknownState(line: BusinessLine, state: OrderState)
+    /// The idempotency key was used for a different order, or an import disagrees with stored data.
+    case conflict(String)
+    /// A field is invalid (payload too large, location out of range, ...).
+    case invalidField(String)
+    /// The backing storage failed (I/O error, disk full, read-only file, corrupt database, lost connection).
+    /// `retryable` tells whether trying again may work.
+    case storage(String, retryable: Bool)
+    /// The store was shut down.
+    case closed
+
+    public var description: String {
+        switch self {
+        case .illegalTransition(let line, let order, let from, let to, let allowed):
+            let origin = from.map { "'\($0)'" } ?? "no state (new order)"
+            let next = allowed.isEmpty ? "none (terminal state)" : allowed.map(\.name).joined(separator: ", ")
+            return "StoreError: illegal transition for \(line) order \(order): \(origin) → '\(to)'; allowed next: \(next)"
+        case .unknownOrder(let line, let order):
+            return "StoreError: unknown \(line) order \(order); create it with the line's initial state first"
+        case .unknownLine(let line): return "StoreError: unknown business line '\(line)'"
+        case .unknownState(let line, let state): return "StoreError: '\(state)' is not a state of line \(line)"
+        case .conflict(let why): return "StoreError: conflict: \(why)"
+        case .invalidField(let why): return "StoreError: invalid field: \(why)"
+        case .storage(let why, let retryable):
+            return "StoreError: storage failure\(retryable ? " (retryable)" : ""): \(why)"
+        case .closed: return "StoreError: the store is closed"
+        }
+    }
+
+    /// The wire error code for this refusal.
+    public var code: ErrorCode {
+        switch self {
+        case .illegalTransition: .illegalTransition
+        case .unknownOrder: .unknownOrder
+        case .unknownLine: .unknownLine
+        case .unknownState: .illegalTransition
+        case .conflict: .staleChange
+        case .invalidField: .invalidField
+        case .storage: .unavailable
+        case .closed: .unavailable
+        }
+    }
+}

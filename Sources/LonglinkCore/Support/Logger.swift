@@ -1,0 +1,97 @@
+/// Severity of a log line.
+public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
+    case trace, debug, info, notice, warning, error
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// Parses `trace`, `debug`, `info`, `notice`, `warning` or `error`.
+    public init?(name: String) {
+        guard let level = LogLevel.allCases.first(where: { $0.description == name.lowercased() }) else { return nil }
+        self = level
+    }
+
+    public var description: String {
+        switch self {
+        case .trace: "trace"
+        case .debug: "debug"
+        case .info: "info"
+        case .notice: "notice"
+        case .warning: "warning"
+        case .error: "error"
+        }
+    }
+}
+
+/// One log event handed to a sink: already past the level check, so formatting happens only here.
+public struct LogRecord: Sendable {
+    /// Severity.
+    public var level: LogLevel
+    /// The subsystem that logged (e.g. `gateway`, `store`).
+    public var label: String
+    /// The message.
+    public var message: String
+    /// Structured fields (connection id, user id, order id, ...).
+    public var metadata: [(String, String)]
+}
+
+/// Where log records go (stderr as text or JSON lines, a test's collector, ...).
+public protocol LogSink: Sendable {
+    /// Writes one record. Called from any thread.
+    func write(_ record: LogRecord)
+}
+
+/// A leveled logger: a label, a minimum level and a sink. Messages and metadata are autoclosures, so nothing
+/// is formatted when the level is off: the hot path pays one integer comparison.
+public struct Logger: Sendable {
+    /// The subsystem name.
+    public var label: String
+    /// Records below this level are dropped before anything is formatted.
+    public var level: LogLevel
+    /// Destination.
+    public var sink: any LogSink
+
+    public init(label: String, level: LogLevel = .info, sink: any LogSink) {
+        self.label = label
+        self.level = level
+        self.sink = sink
+    }
+
+    /// Logs `message` at `level` when enabled.
+
+    public func log(
+        _ level: LogLevel,
+        _ message: @autoclosure () -> String,
+        _ metadata: @autoclosure () -> [(String, String)] = []
+    ) {
+        guard level >= self.level else { return }
+        sink.write(LogRecord(level: level, label: label, message: message(), metadata: metadata()))
+    }
+
+    public func trace(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = []) {
+        log(.trace, m(), md())
+    }
+    public func debug(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = []) {
+        log(.debug, m(), md())
+    }
+    public func info(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = []) {
+        log(.info, m(), md())
+    }
+    public func notice(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = []) {
+        log(.notice, m(), md())
+    }
+    public func warning(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = []) {
+        log(.warning, m(), md())
+    }
+    public func error(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = []) {
+        log(.error, m(), md())
+    }
+
+    /// A logger that drops everything.
+    public static let disabled = Logger(label: "", level: .error, sink: NullLogSink())
+}
+
+/// A sink that drops every record.
+public struct NullLogSink: LogSink {
+    public init() {}
+    public func write(_ record: LogRecord) {}
+}
