@@ -1,0 +1,74 @@
+/// The `longlink` executable's logic: picks the subcommand, resolves its options and runs it. `main.swift` only
+/// calls `LonglinkCLI.main(arguments:environment:io:)`; tests call the same function.
+public enum LonglinkCLI {
+    /// Every subcommand, in the order `longlink help` lists them.
+    public static var commands: [Command] {
+        [
+            VersionCommand.command,
+            ConfigCommand.command,
+        ]
+    }
+
+    /// Runs `arguments` (without the program name); returns the exit code.
+    public static func main(arguments: [String], environment: [String: String], io: CommandIO) async -> Int32 {
+        guard let name = arguments.first, !["help", "--help", "-h"].contains(name) else {
+            if arguments.count >= 2, let command = commands.first(where: { $0.name == arguments[1] }) {
+                io.out(command.help)
+            } else {
+                io.out(overview)
+            }
+            return 0
+        }
+        if name == "--version" { return await main(arguments: ["version"], environment: environment, io: io) }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            io.err("longlink: unknown command '\(name)'. Run 'longlink help' for the list.")
+            return 2
+        }
+        do {
+            let options = try OptionResolver(specs: command.options)
+                .resolve(arguments: Array(arguments.dropFirst()), environment: environment)
+            if options.flag("help") {
+                io.out(command.help)
+                return 0
+            }
+            return try await command.run(options, CommandContext(io: io, environment: environment))
+        } catch let error as CommandLineError {
+            io.err("longlink \(name): \(error.message)")
+            return 2
+        } catch let failure as CommandFailure {
+            io.err("longlink \(name): \(failure.message)")
+            return failure.exitCode
+        } catch {
+            io.err("longlink \(name): \(error)")
+            return 1
+        }
+    }
+
+    /// The command list.
+    public static var overview: String {
+        var lines = [
+            "longlink \(LonglinkVersion.current): real-time push gateway for ride-hailing order updates",
+            "",
+            "usage: longlink COMMAND [options]        longlink COMMAND --help",
+            "",
+            "commands:",
+        ]
+        for command in commands {
+            lines.append("  " + command.name + String(repeating: " ", count: max(1, 12 - command.name.count)) + command.summary)
+        }
+        lines += [
+            "",
+            "Every option can also be set in a config file (--config FILE, 'name = value' lines) or in the",
+            "environment (LONGLINK_NAME). Precedence: default < config file < environment < flag.",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The version of this build.
+public enum LonglinkVersion {
+    /// Semantic version.
+    public static let current = "0.1.0"
+    /// The wire protocol version spoken.
+    public static let protocolVersion: UInt32 = 1
+}

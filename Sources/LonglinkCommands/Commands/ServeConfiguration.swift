@@ -1,0 +1,122 @@
+public import LonglinkCore
+
+/// The validated, typed form of the serve options: every value checked once at start, so a typo is a clear
+/// error before anything listens.
+public struct ServeConfiguration: Sendable {
+    /// Where the plain listener binds.
+    public var listen: HostPort
+    /// The store toggle, as given (validated by the store factory).
+    public var store: String
+    /// The shadow store toggle, if any.
+    public var shadowStore: String?
+    /// JSON state machine definitions, if not the built-in ones.
+    public var stateMachinesFile: String?
+    /// Node id for `connected` frames.
+    public var nodeID: String?
+    /// Event loop count (0 = one per core).
+    public var loops: Int
+    /// Connection limit per process.
+    public var maxConnections: Int
+    /// Subscription limit per connection.
+    public var maxSubscriptions: Int
+    /// Inbound frame size limit.
+    public var maxFrameSize: Int
+    /// Outbound queue limit per connection.
+    public var outboundLimit: Int
+    /// What happens past the outbound limit.
+    public var slowPolicy: SlowConsumerPolicy
+    /// Server ping interval.
+    public var pingInterval: Duration
+    /// Silence tolerated after a ping.
+    public var pongTimeout: Duration
+    /// Time allowed for the connect frame.
+    public var handshakeTimeout: Duration
+    /// Drain period on SIGTERM.
+    public var drainPeriod: Duration
+    /// History retention.
+    public var retention: StoreRetention
+    /// Minimum log level.
+    public var logLevel: LogLevel
+
+    /// Validates resolved serve options.
+    public init(options: ResolvedOptions) throws(CommandLineError) {
+        listen = try HostPort(parsing: options.required("listen"), option: "listen")
+        store = try options.required("store")
+        shadowStore = options.string("shadow-store").flatMap { $0.isEmpty ? nil : $0 }
+        stateMachinesFile = options.string("state-machines").flatMap { $0.isEmpty ? nil : $0 }
+        nodeID = options.string("node-id").flatMap { $0.isEmpty ? nil : $0 }
+        loops = try Self.positive(options.int("loops") ?? 0, "loops", allowZero: true)
+        maxConnections = try Self.positive(options.int("max-connections") ?? 19_000, "max-connections")
+        maxSubscriptions = try Self.positive(options.int("max-subscriptions") ?? 128, "max-subscriptions")
+        maxFrameSize = try Self.positive(options.bytes("max-frame-size") ?? 65_536, "max-frame-size")
+        outboundLimit = try Self.positive(options.bytes("outbound-limit") ?? 1 << 20, "outbound-limit")
+        let policyText = try options.required("slow-policy")
+        guard let policy = SlowConsumerPolicy(rawValue: policyText) else {
+            throw CommandLineError("--slow-policy must be 'disconnect' or 'coalesce', got '\(policyText)'")
+        }
+        slowPolicy = policy
+        pingInterval = try options.duration("ping-interval") ?? .seconds(25)
+        pongTimeout = try options.duration("pong-timeout") ?? .seconds(10)
+        handshakeTimeout = try options.duration("handshake-timeout") ?? .seconds(10)
+        drainPeriod = try options.duration("drain-period") ?? .seconds(10)
+        let age = try options.duration("retention-age") ?? .seconds(86_400)
+        let ttl = try options.duration("terminal-ttl") ?? .seconds(86_400)
+        retention = StoreRetention(
+            maxRecordsPerOrder: try Self.positive(options.int("retention-records") ?? 1000, "retention-records"),
+            maxHistoryAgeMillis: UInt64(age.components.seconds * 1000 + age.components.attoseconds / 1_000_000_000_000_000),
+            terminalOrderTTLMillis: UInt64(ttl.components.seconds * 1000 + ttl.components.attoseconds / 1_000_000_000_000_000)
+        )
+        let levelText = try options.required("log-level")
+        guard let level = LogLevel(name: levelText) else {
+            throw CommandLineError("--log-level must be one of trace, debug, info, notice, warning, error; got '\(levelText)'")
+        }
+        logLevel = level
+        if pingInterval <= .zero || pongTimeout <= .zero || handshakeTimeout <= .zero {
+            throw CommandLineError("--ping-interval, --pong-timeout and --handshake-timeout must be above zero")
+        }
+    }
+
+    private static func positive(_ value: Int, _ name: String, allowZero: Bool = false) throws(CommandLineError) -> Int {
+        guard value > 0 || (allowZero && value == 0) else {
+            throw CommandLineError("--\(name) must be \(allowZero ? "zero or more" : "above zero"), got \(value)")
+        }
+        return value
+    }
+}
+
+/// What the gateway does with a subscriber whose outbound queue passes the limit.
+public enum SlowConsumerPolicy: String, Sendable, Hashable {
+    /// Send the `slow` disconnect and close.
+    case disconnect
+    /// Keep only the latest record per order and mark the next push as having skipped records.
+    case coalesce
+}
+
+/// A `HOST:PORT` pair (`127.0.0.1:7070`, `[::1]:7070`, `localhost:0`).
+public struct HostPort: Sendable, Hashable, CustomStringConvertible {
+    /// Host name or address literal (without brackets).
+    public var host: String
+    /// TCP port (0 = any free port).
+    public var port: UInt16
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT`; `option` names the flag in the error.
+    public init(parsing text: String, option: String) throws(CommandLineError) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw CommandLineError("--\(option) expects HOST:PORT, got '\(text)'")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = UInt16(text[text.index(after: colon)...]) else {
+            throw CommandLineError("--\(option) expects HOST:PORT with a port from 0 to 65535, got '\(text)'")
+        }
+        self.host = host
+        self.port = port
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
