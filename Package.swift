@@ -57,8 +57,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "LonglinkGateway",
+            dependencies: ["LonglinkCore", "LonglinkLoop"],
+            path: "Sources/LonglinkGateway",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LonglinkCommands",
-            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores"],
+            dependencies: [
+                "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
+            ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
         ),
@@ -106,6 +114,11 @@ let package = Package(
         .testTarget(
             name: "LonglinkStoresTests",
             dependencies: ["LonglinkStores", "LonglinkSQLite", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkGatewayTests",
+            dependencies: ["LonglinkGateway", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

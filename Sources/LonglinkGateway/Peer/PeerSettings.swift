@@ -1,0 +1,50 @@
+public import LonglinkCore
+
+/// The timings and limits one connection is held to. Built once from the gateway configuration and shared
+/// by every peer.
+public struct PeerSettings: Sendable {
+    /// This node's id, announced in `connected`.
+    public var nodeID: String
+    /// How often the server pings an idle connection (ms).
+    public var pingIntervalMillis: UInt64
+    /// How long after a ping the server waits for any frame before closing (ms).
+    public var pongTimeoutMillis: UInt64
+    /// How long a new connection may take to send `connect` (ms).
+    public var handshakeTimeoutMillis: UInt64
+    /// Most subscriptions per connection.
+    public var maxSubscriptions: Int
+    /// Largest inbound frame.
+    public var maxFrameSize: Int
+    /// Most records sent back in one recovery; beyond that the client gets `recovered = false` and a snapshot.
+    public var maxRecoveredRecords: Int
+    /// Permission violations tolerated before the connection is closed with `forbidden`.
+    public var maxViolations: Int
+    /// How long before token expiry the client is warned (ms).
+    public var tokenWarningLeadMillis: UInt64
+    /// Route kinds served and whether they are open to external subscribers.
+    public var routes: RouteRegistry
+
+    public init(
+        nodeID: String,
+        pingIntervalMillis: UInt64 = 25_000,
+        pongTimeoutMillis: UInt64 = 10_000,
+        handshakeTimeoutMillis: UInt64 = 10_000,
+        maxSubscriptions: Int = 128,
+        maxFrameSize: Int = 65_536,
+        maxRecoveredRecords: Int = 1_000,
+        maxViolations: Int = 5,
+        tokenWarningLeadMillis: UInt64 = 60_000,
+        routes: RouteRegistry = .standard
+    ) {
+        self.nodeID = nodeID
+        self.pingIntervalMillis = pingIntervalMillis
+        self.pongTimeoutMillis = pongTimeoutMillis
+        self.handshakeTimeoutMillis = handshakeTimeoutMillis
+        self.maxSubscriptions = maxSubscriptions
+        self.maxFrameSize = maxFrameSize
+        self.maxRecoveredRecords = maxRecoveredRecords
+        self.maxViolations = maxViolations
+        self.tokenWarningLeadMillis = tokenWarningLeadMillis
+        self.routes = routes
+    }
+}

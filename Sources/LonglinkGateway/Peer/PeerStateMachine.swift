@@ -1,0 +1,422 @@
+public import LonglinkCore
+
+/// The protocol life of one connection, without I/O: frames and timer ticks in, `PeerAction`s out.
+///
+///     accepted ──transportReady──▶ handshake ──connect──▶ active ──drain──▶ draining ──▶ closed
+///         │                            │                     │
+///         └────────────── close (timeout, violation, error) ─┴──────────────────────────▶ closed
+///
+/// Every transition is explicit; an input that makes no sense in the current phase is either a protocol
+/// violation by the peer (answered with an error frame and, where fatal, a numbered disconnect) or a
+/// programming error (`preconditionFailure`). Because it is a plain value, tests and the fuzzer drive it
+/// directly with decoded frames.
+public struct PeerStateMachine {
+    /// Where the connection is in its life.
+    public enum Phase: Hashable, Sendable {
+        /// Accepted; the transport (e.g. TLS) is still setting up.
+        case accepted
+        /// Waiting for `connect`.
+        case handshake
+        /// Connected and authenticated.
+        case active
+        /// A `shutdown` disconnect was queued; flushing before the close.
+        case draining
+        /// Closed; no further input is accepted.
+        case closed
+    }
+
+    /// One subscription's delivery state.
+    struct Subscription {
+        /// The last offset delivered (or covered by the snapshot); pushes at or below it are duplicates.
+        var lastOffset: UInt64
+        /// The epoch of `lastOffset`.
+        var epoch: UInt32
+        /// Records that arrived while the snapshot read was in flight; nil once active.
+        var held: [OrderChangeRecord]?
+        /// The request that opened it.
+        var requestID: UInt32
+    }
+
+    /// The current phase.
+    public private(set) var phase: Phase = .accepted
+    /// The server-side id of this connection.
+    public let clientID: String
+    /// Who is connected, once `connect` succeeded.
+    public private(set) var principal: Principal?
+    /// Client software name and version from `connect`.
+    public private(set) var clientName = ""
+    private var subscriptions: [Route: Subscription] = [:]
+    private var violations = 0
+    private var acceptedAtMillis: UInt64
+    private var lastInboundMillis: UInt64
+    private var lastPingMillis: UInt64
+    private var warnedTokenExpiry = false
+    private let settings: PeerSettings
+    private let authorizer: any Authorizer
+
+    /// A peer for a connection accepted at `nowMillis`.
+    public init(clientID: String, settings: PeerSettings, authorizer: any Authorizer, nowMillis: UInt64) {
+        self.clientID = clientID
+        self.settings = settings
+        self.authorizer = authorizer
+        self.acceptedAtMillis = nowMillis
+        self.lastInboundMillis = nowMillis
+        self.lastPingMillis = nowMillis
+    }
+
+    /// Routes this peer is subscribed to (including those waiting for their snapshot).
+    public var subscribedRoutes: [Route] { Array(subscriptions.keys) }
+    /// Number of subscriptions.
+    public var subscriptionCount: Int { subscriptions.count }
+
+    // MARK: Transport
+
+    /// The transport finished its own handshake (immediately for plain TCP).
+    public mutating func transportReady(nowMillis: UInt64) {
+        precondition(phase == .accepted, "transportReady in phase \(phase)")
+        phase = .handshake
+        acceptedAtMillis = nowMillis
+        lastInboundMillis = nowMillis
+    }
+
+    /// Bytes could not be decoded: answer with the numbered disconnect and close.
+    public mutating func decodeFailed(_ error: FrameError) -> [PeerAction] {
+        guard phase != .closed else { return [] }
+        if case .oversized = error {
+            return close(.frameTooLarge, "\(error)")
+        }
+        return close(.protocolViolation, "\(error)")
+    }
+
+    /// The socket closed or failed.
+    public mutating func transportClosed() {
+        phase = .closed
+        subscriptions.removeAll()
+    }
+
+    // MARK: Inbound frames
+
+    /// One decoded frame from the client.
+    public mutating func receive(_ frame: ClientFrame, nowMillis: UInt64) -> [PeerAction] {
+        switch phase {
+        case .closed, .draining, .accepted:
+            return []
+        case .handshake:
+            lastInboundMillis = nowMillis
+            guard case .connect(let request) = frame else {
+                return [.send(.error(ErrorFrame(code: .badRequest, message: "the first frame must be connect")))]
+                    + close(.protocolViolation, "frame before connect")
+            }
+            return connect(request, nowMillis: nowMillis)
+        case .active:
+            lastInboundMillis = nowMillis
+            switch frame {
+            case .connect:
+                return [.send(.error(ErrorFrame(code: .badRequest, message: "already connected")))]
+            case .subscribe(let request):
+                return subscribe(request)
+            case .unsubscribe(let request):
+                return unsubscribe(request)
+            case .publish(let request):
+                return publish(request)
+            case .ack(let ack):
+                guard let route = try? Route(parsing: ack.route), let subscription = subscriptions[route],
+                    ack.offset <= subscription.lastOffset
+                else { return [] }
+                return [.acknowledged(route, offset: ack.offset)]
+            case .ping:
+                return [.send(.pong)]
+            case .pong:
+                return []
+            case .refresh(let request):
+                return refresh(request, nowMillis: nowMillis)
+            }
+        }
+    }
+
+    private mutating func connect(_ request: ConnectRequest, nowMillis: UInt64) -> [PeerAction] {
+        guard request.protocolVersion == 1 else {
+            return close(.unsupportedProtocol, "protocol version \(request.protocolVersion) is not supported; this server speaks 1")
+        }
+        let principal: Principal
+        do {
+            principal = try authorizer.authenticate(token: request.token, nowMillis: nowMillis)
+        } catch .expired {
+            return close(.tokenExpired, "token expired; reconnect with a fresh token")
+        } catch {
+            return close(.invalidToken, "\(error)")
+        }
+        self.principal = principal
+        clientName = request.clientName
+        phase = .active
+        lastPingMillis = nowMillis
+        return [
+            .send(
+                .connected(
+                    Connected(
+                        clientID: clientID,
+                        nodeID: settings.nodeID,
+                        pingIntervalMillis: UInt32(clamping: settings.pingIntervalMillis),
+                        pongTimeoutMillis: UInt32(clamping: settings.pongTimeoutMillis),
+                        maxFrameSize: UInt32(clamping: settings.maxFrameSize),
+                        maxSubscriptions: UInt32(clamping: settings.maxSubscriptions),
+                        tokenExpiresAtMillis: principal.expiresAtMillis ?? 0
+                    )
+                )
+            )
+        ]
+    }
+
+    private mutating func subscribe(_ request: SubscribeRequest) -> [PeerAction] {
+        let route: Route
+        do {
+            route = try settings.routes.route(parsing: request.route)
+        } catch .unknownKind {
+            return refuse(request.requestID, .unknownRouteKind, "route kind of '\(request.route)' is not served")
+        } catch {
+            return refuse(request.requestID, .malformedRoute, "\(error)")
+        }
+        let principal = self.principal!
+        if settings.routes.entry(for: route.kind)?.allowsExternalSubscribe != true && principal.role != .admin {
+            return violation(request.requestID, .unknownRouteKind, "route kind '\(route.kind)' is not open to clients")
+        }
+        guard principal.maySubscribe(to: route) else {
+            return violation(request.requestID, .permissionDenied, "token does not allow \(route)")
+        }
+        guard subscriptions[route] == nil else {
+            return refuse(request.requestID, .alreadySubscribed, "already subscribed to \(route)")
+        }
+        guard subscriptions.count < settings.maxSubscriptions else {
+            return refuse(request.requestID, .tooManySubscriptions, "at most \(settings.maxSubscriptions) subscriptions")
+        }
+        subscriptions[route] = Subscription(lastOffset: 0, epoch: 0, held: [], requestID: request.requestID)
+        return [.subscribe(route, since: request.since, requestID: request.requestID)]
+    }
+
+    private mutating func unsubscribe(_ request: UnsubscribeRequest) -> [PeerAction] {
+        guard let route = try? Route(parsing: request.route) else {
+            return refuse(request.requestID, .malformedRoute, "'\(request.route)' is not a route")
+        }
+        guard subscriptions.removeValue(forKey: route) != nil else {
+            return refuse(request.requestID, .notSubscribed, "not subscribed to \(route)")
+        }
+        return [.unsubscribe(route), .send(.unsubscribed(Unsubscribed(requestID: request.requestID, route: route)))]
+    }
+
+    private mutating func publish(_ request: PublishRequest) -> [PeerAction] {
+        guard principal!.mayPublish else {
+            return violation(request.requestID, .permissionDenied, "publishing needs the publisher role")
+        }
+        guard let orderID = OrderID(request.orderID) else {
+            return refusePublish(request.requestID, .invalidField, "order id '\(request.orderID)' is not [A-Za-z0-9_.-]{1,64}")
+        }
+        guard let line = BusinessLine(request.line) else {
+            return refusePublish(request.requestID, .unknownLine, "business line '\(request.line)' is not a valid name")
+        }
+        guard !request.targetState.isEmpty else {
+            return refusePublish(request.requestID, .invalidField, "target state is empty")
+        }
+        let change = OrderChange(
+            orderID: orderID,
+            line: line,
+            targetState: OrderState(request.targetState),
+            fields: request.fields,
+            idempotencyKey: request.idempotencyKey
+        )
+        return [.publish(change, requestID: request.requestID, wantsReceipts: request.wantsReceipts)]
+    }
+
+    private mutating func refresh(_ request: RefreshRequest, nowMillis: UInt64) -> [PeerAction] {
+        do {
+            let refreshed = try authorizer.authenticate(token: request.token, nowMillis: nowMillis)
+            guard refreshed.userID == principal?.userID else {
+                return close(.invalidToken, "refresh token is for another user")
+            }
+            principal = refreshed
+            warnedTokenExpiry = false
+            return []
+        } catch .expired {
+            return close(.tokenExpired, "refresh token already expired")
+        } catch {
+            return close(.invalidToken, "\(error)")
+        }
+    }
+
+    // MARK: Completions from the gateway
+
+    /// The snapshot read for a subscribe finished.
+    public mutating func subscribeCompleted(route: Route, read: SubscribeRead) -> [PeerAction] {
+        guard phase == .active || phase == .draining, var subscription = subscriptions[route],
+            let held = subscription.held
+        else { return [] }
+        var missed: [OrderChangeRecord] = []
+        var recovered = false
+        if case .records(let records) = read.history {
+            if records.count <= settings.maxRecoveredRecords {
+                missed = records
+                recovered = true
+            }
+        }
+        let position = missed.last?.position ?? read.snapshot?.position ?? StreamPosition(epoch: read.epoch, offset: 0)
+        subscription.lastOffset = position.offset
+        subscription.epoch = position.epoch
+        var actions: [PeerAction] = [
+            .send(
+                .subscribed(
+                    Subscribed(
+                        requestID: subscription.requestID,
+                        route: route,
+                        snapshot: read.snapshot,
+                        position: position,
+                        recovered: recovered,
+                        missed: missed
+                    )
+                )
+            )
+        ]
+        for record in held where Self.isNewer(record.position, than: subscription) {
+            subscription.lastOffset = record.position.offset
+            subscription.epoch = record.position.epoch
+            actions.append(.send(.push(Push(route: route, record: record))))
+        }
+        subscription.held = nil
+        subscriptions[route] = subscription
+        return actions
+    }
+
+    /// The snapshot read for a subscribe failed (store unavailable): the request fails, nothing stays subscribed.
+    public mutating func subscribeFailed(route: Route, error: StoreError) -> [PeerAction] {
+        guard let subscription = subscriptions.removeValue(forKey: route) else { return [] }
+        return [
+            .unsubscribe(route),
+            .send(.error(ErrorFrame(requestID: subscription.requestID, code: error.code, message: "\(error)"))),
+        ]
+    }
+
+    /// The Store answered a publish.
+    public func publishCompleted(requestID: UInt32, result: Result<AppliedChange, StoreError>) -> [PeerAction] {
+        guard phase == .active || phase == .draining else { return [] }
+        switch result {
+        case .success(let applied):
+            return [
+                .send(
+                    .publishResult(
+                        PublishResult(
+                            requestID: requestID,
+                            outcome: .accepted(
+                                position: applied.record.position,
+                                timestampMillis: applied.record.timestampMillis,
+                                deduplicated: applied.deduplicated
+                            )
+                        )
+                    )
+                )
+            ]
+        case .failure(let error):
+            return refusePublish(requestID, error.code, "\(error)")
+        }
+    }
+
+    /// Whether a record on a route this peer may hold should go out. Called on the hot path: no allocation
+    /// except when a subscription is still waiting for its snapshot.
+    public mutating func deliver(_ record: OrderChangeRecord, on route: Route) -> DeliveryDecision {
+        guard phase == .active || phase == .draining else { return .ignore }
+        guard var subscription = subscriptions[route] else { return .ignore }
+        if subscription.held != nil {
+            subscription.held!.append(record)
+            subscriptions[route] = subscription
+            return .held
+        }
+        guard Self.isNewer(record.position, than: subscription) else { return .ignore }
+        subscription.lastOffset = record.position.offset
+        subscription.epoch = record.position.epoch
+        subscriptions[route] = subscription
+        return .send
+    }
+
+    private static func isNewer(_ position: StreamPosition, than subscription: Subscription) -> Bool {
+        position.epoch != subscription.epoch || position.offset > subscription.lastOffset
+    }
+
+    // MARK: Time
+
+    /// Periodic check: handshake timeout, heartbeat ping and timeout, token expiry.
+    public mutating func tick(nowMillis: UInt64) -> [PeerAction] {
+        switch phase {
+        case .accepted, .handshake:
+            if nowMillis >= acceptedAtMillis + settings.handshakeTimeoutMillis {
+                return close(.handshakeTimeout, "no connect frame within \(settings.handshakeTimeoutMillis) ms")
+            }
+            return []
+        case .draining, .closed:
+            return []
+        case .active:
+            if let expiry = principal?.expiresAtMillis {
+                if nowMillis >= expiry {
+                    return close(.tokenExpired, "token expired without refresh")
+                }
+                if !warnedTokenExpiry && nowMillis + settings.tokenWarningLeadMillis >= expiry {
+                    warnedTokenExpiry = true
+                    return [.send(.tokenExpiring(TokenExpiring(expiresAtMillis: expiry)))]
+                }
+            }
+            let silence = nowMillis &- lastInboundMillis
+            if silence >= settings.pingIntervalMillis + settings.pongTimeoutMillis {
+                return close(.heartbeatTimeout, "no frame for \(silence) ms")
+            }
+            if nowMillis &- lastPingMillis >= settings.pingIntervalMillis {
+                lastPingMillis = nowMillis
+                return [.send(.ping)]
+            }
+            return []
+        }
+    }
+
+    // MARK: Shutdown
+
+    /// The node is draining: tell the client to come back after `reconnectAfterMillis`.
+    public mutating func drain(reconnectAfterMillis: UInt32) -> [PeerAction] {
+        switch phase {
+        case .closed, .draining:
+            return []
+        case .accepted, .handshake, .active:
+            let actions = close(.shutdown, "server shutting down", reconnectAfterMillis: reconnectAfterMillis)
+            return actions
+        }
+    }
+
+    /// Close with a numbered code, from the gateway (slow consumer, admin, server error).
+    public mutating func disconnect(_ code: DisconnectCode, reason: String) -> [PeerAction] {
+        close(code, reason)
+    }
+
+    // MARK: Helpers
+
+    private mutating func close(_ code: DisconnectCode, _ reason: String, reconnectAfterMillis: UInt32 = 0) -> [PeerAction] {
+        guard phase != .closed && phase != .draining else { return [] }
+        phase = .draining
+        var actions: [PeerAction] = subscriptions.keys.map { .unsubscribe($0) }
+        subscriptions.removeAll()
+        actions.append(.close(Disconnect(code: code, reason: reason, reconnectAfterMillis: reconnectAfterMillis)))
+        return actions
+    }
+
+    private func refuse(_ requestID: UInt32, _ code: ErrorCode, _ message: String) -> [PeerAction] {
+        [.send(.error(ErrorFrame(requestID: requestID, code: code, message: message)))]
+    }
+
+    private func refusePublish(_ requestID: UInt32, _ code: ErrorCode, _ message: String) -> [PeerAction] {
+        [.send(.publishResult(PublishResult(requestID: requestID, outcome: .refused(ErrorFrame(requestID: requestID, code: code, message: message)))))]
+    }
+
+    private mutating func violation(_ requestID: UInt32, _ code: ErrorCode, _ message: String) -> [PeerAction] {
+        violations += 1
+        if violations >= settings.maxViolations {
+            return refuse(requestID, code, message) + close(.forbidden, "\(violations) permission violations")
+        }
+        return refuse(requestID, code, message)
+    }
+}
+
+@available(*, unavailable)
+extension PeerStateMachine: Sendable {}
