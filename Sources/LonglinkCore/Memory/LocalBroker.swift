@@ -1,0 +1,64 @@
+import Synchronization
+
+/// The single-process broker: a published record goes straight to the registered delivery handler, on the
+/// publisher's thread (the Store's writer), in publish order. With this broker only one gateway node can run;
+/// several nodes need the Redis broker, which implements the same contract.
+///
+/// Subscriptions are reference-counted so the contract matches a networked broker (a node asks for a route
+/// once, however many local clients hold it); delivery filters on them, so a record nobody on this node
+/// subscribed to is not handed over at all.
+public final class LocalBroker: Broker {
+    private struct State {
+        var handler: (any BrokerDelivery)?
+        var routes: [Route: Int] = [:]
+        var running = false
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func start(delivering handler: any BrokerDelivery) throws(BrokerError) {
+        state.withLock {
+            $0.handler = handler
+            $0.running = true
+        }
+    }
+
+    public func subscribe(_ routes: [Route]) throws(BrokerError) {
+        let running = state.withLock { state in
+            for route in routes { state.routes[route, default: 0] += 1 }
+            return state.running
+        }
+        guard running else { throw .notRunning }
+    }
+
+    public func unsubscribe(_ routes: [Route]) throws(BrokerError) {
+        state.withLock { state in
+            for route in routes {
+                guard let count = state.routes[route] else { continue }
+                state.routes[route] = count > 1 ? count - 1 : nil
+            }
+        }
+    }
+
+    public func publish(_ record: OrderChangeRecord) throws(BrokerError) {
+        let route = record.route
+        let handler: (any BrokerDelivery)? = try state.withLock { (state) throws(BrokerError) in
+            guard state.running else { throw .notRunning }
+            return state.routes[route] != nil ? state.handler : nil
+        }
+        handler?.brokerDidDeliver(record)
+    }
+
+    /// Number of distinct routes this node subscribed to.
+    public var subscribedRouteCount: Int { state.withLock { $0.routes.count } }
+
+    public func shutdown() {
+        state.withLock {
+            $0.running = false
+            $0.handler = nil
+            $0.routes.removeAll()
+        }
+    }
+}
