@@ -1,5 +1,19 @@
 /// What an observer is told after a change became durable.
 public struct ContentChange: Hashable, Sendable {
+    /// Why the observer is told.
+    public enum Kind: Hashable, Sendable {
+        /// A new record was stored (the usual case).
+        case change
+        /// The current state on subscribe, before any change (client library); `record` is synthesized from
+        /// the snapshot (no from-state).
+        case snapshot
+        /// History could not be recovered after a reconnect (`recovered = false`): the snapshot replaces what
+        /// the app knew; `record` is synthesized from the snapshot.
+        case resync
+    }
+
+    /// Why the observer is told.
+    public var kind: Kind
     /// The route that changed.
     public var route: Route
     /// The record that was stored.
@@ -7,10 +21,25 @@ public struct ContentChange: Hashable, Sendable {
     /// The order right after the change.
     public var snapshot: OrderSnapshot
 
-    public init(route: Route, record: OrderChangeRecord, snapshot: OrderSnapshot) {
+    public init(route: Route, record: OrderChangeRecord, snapshot: OrderSnapshot, kind: Kind = .change) {
+        self.kind = kind
         self.route = route
         self.record = record
         self.snapshot = snapshot
+    }
+
+    /// A `.snapshot` or `.resync` notification for a snapshot, with a record synthesized from it.
+    public init(snapshot: OrderSnapshot, kind: Kind) {
+        let record = OrderChangeRecord(
+            orderID: snapshot.orderID,
+            line: snapshot.line,
+            fromState: nil,
+            toState: snapshot.state,
+            fields: snapshot.fields,
+            position: snapshot.position,
+            timestampMillis: snapshot.updatedAtMillis
+        )
+        self.init(route: snapshot.route, record: record, snapshot: snapshot, kind: kind)
     }
 }
 
