@@ -122,6 +122,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LonglinkClientTests",
+            dependencies: ["LonglinkClient", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LonglinkCommandsTests",
             dependencies: ["LonglinkCommands", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
