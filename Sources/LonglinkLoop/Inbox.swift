@@ -1,0 +1,72 @@
+internal import CLonglinkLinux
+import Glibc
+import Synchronization
+
+/// The cross-thread queue of one loop: a locked job array plus an eventfd that wakes `epoll_wait`.
+///
+/// Wake-ups are merged (NIO's `_pendingTaskPop`): only the first `post` after a drain writes the eventfd; later
+/// posts see `wakeupPending` and just append. The loop reads the eventfd when it fires, then `take`s the jobs and
+/// clears `wakeupPending` under the same lock, so a job posted after the take always writes the eventfd again.
+final class Inbox: Sendable {
+    private struct State {
+        var jobs: [@Sendable (LoopContext) -> Void] = []
+        var wakeupPending = false
+        var closed = false
+    }
+
+    /// The eventfd registered on the loop's selector.
+    let eventFD: CInt
+    private let state = Mutex(State())
+    private let wakeups = Atomic<Int>(0)
+
+    init() throws(IOError) {
+        eventFD = try syscallValue("eventfd") { eventfd(0, CLonglinkLinux_EFD_NONBLOCK_CLOEXEC()) }
+    }
+
+    deinit { Glibc.close(eventFD) }
+
+    /// How many times `post` wrote the eventfd (diagnostics and tests: fewer than posts when merging works).
+    var wakeupCount: Int { wakeups.load(ordering: .relaxed) }
+
+    /// Appends a job; writes the eventfd only if no wake-up is pending. Returns false once the inbox is closed.
+    func post(_ job: @escaping @Sendable (LoopContext) -> Void) -> Bool {
+        let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.closed else { return (false, false) }
+            state.jobs.append(job)
+            if state.wakeupPending { return (true, false) }
+            state.wakeupPending = true
+            return (true, true)
+        }
+        if mustWake { wake() }
+        return accepted
+    }
+
+    /// Writes the eventfd. `EAGAIN` (counter saturated) means the loop is already woken, so it is ignored.
+    func wake() {
+        wakeups.add(1, ordering: .relaxed)
+        var one: UInt64 = 1
+        _ = try? syscall("write(eventfd)") { Glibc.write(eventFD, &one, 8) }
+    }
+
+    /// Clears the eventfd's readiness (called when epoll reports it).
+    func acknowledge() {
+        var value: UInt64 = 0
+        _ = try? syscall("read(eventfd)") { Glibc.read(eventFD, &value, 8) }
+    }
+
+    /// Moves the pending jobs into `batch` (an empty array whose capacity is reused) and re-enables wake-ups.
+    func take(into batch: inout [@Sendable (LoopContext) -> Void]) {
+        state.withLock { state in
+            swap(&state.jobs, &batch)
+            state.wakeupPending = false
+        }
+    }
+
+    /// Refuses further posts; returns the jobs still queued so the loop can run them before exiting.
+    func close(into batch: inout [@Sendable (LoopContext) -> Void]) {
+        state.withLock { state in
+            state.closed = true
+            swap(&state.jobs, &batch)
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Glibc
+import LonglinkCore
+
+extension LoopContext {
+    /// One iteration of the loop, shaped like Redis's `aeProcessEvents`. The order is the design:
+    func runOnce() throws(IOError) {
+        // 1. Before sleeping, flush what the previous iteration queued (Redis's beforeSleep writes replies
+        //    directly): most writes complete here, so EPOLLOUT is only ever requested after a short write.
+        //    Indexing (not for-in) lets a hook add hooks.
+        var hook = 0
+        while hook < beforeSleepHooks.count {
+            beforeSleepHooks[hook]()
+            hook += 1
+        }
+
+        // 2. Sleep. No timeout arithmetic: the timerfd is armed at the earliest timer deadline and the inbox's
+        //    eventfd is written by other threads, so both wake epoll_wait like any other fd. If a hook asked to
+        //    stop, just poll.
+        let timeout: CInt = isStopped ? 0 : -1
+        try selector.wait(timeoutMillis: timeout) { fd, generation, fired in
+            // 3. Dispatch in the order epoll reported. The loop's own fds (generation 0) only need their readiness
+            //    cleared; their work happens in steps 4 and 5. A handler gets read and write in one call and
+            //    handles read first; events for registrations removed or replaced earlier in this batch are dropped.
+            if generation == 0 {
+                if fd == timerFD {
+                    var expirations: UInt64 = 0
+                    _ = try? syscall("read(timerfd)") { Glibc.read(timerFD, &expirations, 8) }
+                    armedDeadline = nil
+                } else {
+                    eventLoop.inbox.acknowledge()
+                }
+                return
+            }
+            deliver(fd: fd, generation: generation, fired: fired)
+        }
+        now = MonotonicClock.nanoseconds()
+
+        // 4. Timers due by `now`, in deadline order (those they schedule wait for the next iteration), then re-arm
+        //    the timerfd only if the earliest deadline is not already covered.
+        timers.runExpired(now: now)
+        armTimerIfNeeded()
+
+        // 5. Jobs from other threads last: they see the state after this iteration's I/O and timers, and writes
+        //    they queue are flushed by step 1 right away. The batch array is swapped, not reallocated.
+        eventLoop.inbox.take(into: &jobs)
+        for job in jobs { job(self) }
+        jobs.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs after the last iteration: refuses new jobs and runs the ones already queued, so a `stop()` posted
+    /// after other work does not drop that work.
+    func finish() {
+        eventLoop.inbox.close(into: &jobs)
+        for job in jobs { job(self) }
+        jobs.removeAll()
+    }
+}

@@ -1,0 +1,240 @@
+internal import CLonglinkLinux
+import LonglinkCore
+import Glibc
+
+/// Something that reacts to readiness of one registered fd. Loop-confined: a connection, a listener, a signal
+/// source. Handle `.read` before `.write` (Redis's order): a reply produced by the read then goes out in the write.
+public protocol SelectorHandler: AnyObject {
+    /// Called on the loop thread with what fired (never empty). Errors and hang-ups also carry the registration's
+    /// `.read`/`.write` interest, so the normal read or write path discovers them.
+    func handleEvent(_ event: SelectorEvent)
+}
+
+/// Identifies one registration of an fd on one loop. A new registration of the same fd number gets a new ID, so a
+/// stale ID cannot touch it.
+public struct RegistrationID: Hashable, Sendable, CustomStringConvertible {
+    /// The registered file descriptor.
+    public let fd: CInt
+    let generation: UInt32
+
+    public var description: String { "fd \(fd)#\(generation)" }
+}
+
+/// The loop-thread side of an event loop: its selector, fd-indexed registrations, timers and hooks.
+///
+/// Created by `EventLoop.run` on the loop thread and handed to setup code and `execute` jobs. It is deliberately not
+/// `Sendable`, so it (and the connections holding it) cannot leak to another thread; every method also asserts it
+/// runs on the loop thread in debug builds. Registrations live in an array indexed by fd, preallocated to the
+/// process's open-file limit (Redis's `events[setsize]`): O(1) lookup per event and no hashing.
+public final class LoopContext {
+    private struct Registration {
+        var generation: UInt32
+        var interest: SelectorEvent
+        var handler: any SelectorHandler
+    }
+
+    /// The thread-safe handle of this loop (give it to other threads to post work here).
+    public let eventLoop: EventLoop
+    let selector: Selector
+    let timerFD: CInt
+    private var registrations: [Registration?]
+    private var nextGeneration: UInt32 = 1
+    var timers = TimerHeap()
+    /// The deadline the timerfd is armed for, nil when it is disarmed or has fired.
+    var armedDeadline: UInt64?
+    var beforeSleepHooks: [() -> Void] = []
+    var jobs: [@Sendable (LoopContext) -> Void] = []
+    private(set) var isStopped = false
+    /// Monotonic nanoseconds sampled after each `epoll_wait`: a cheap "now" for handlers and timers.
+    public internal(set) var now: UInt64
+
+    init(eventLoop: EventLoop) throws(IOError) {
+        self.eventLoop = eventLoop
+        self.selector = try Selector()
+        self.timerFD = try syscallValue("timerfd_create") {
+            timerfd_create(CLOCK_MONOTONIC, CLonglinkLinux_TFD_NONBLOCK_CLOEXEC())
+        }
+        self.registrations = Array(repeating: nil, count: Self.openFileLimit())
+        self.now = MonotonicClock.nanoseconds()
+        // Internal fds use generation 0 and are recognised by number in `dispatch`.
+        try selector.add(fd: timerFD, interest: .read, generation: 0)
+        try selector.add(fd: eventLoop.inbox.eventFD, interest: .read, generation: 0)
+    }
+
+    deinit { Glibc.close(timerFD) }
+
+    /// The soft `RLIMIT_NOFILE`: one registration slot per fd the process can open.
+    static func openFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return 65_536 }
+        return Int(Swift.min(limit.rlim_cur, 1 << 20))
+    }
+
+    /// Crashes in debug builds when called off the loop thread (NIO's `preconditionInEventLoop`).
+    public func assertOnLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(eventLoop.inEventLoop, "LoopContext used off its loop thread", file: file, line: line)
+    }
+
+    // MARK: Registrations.
+
+    /// Starts watching `fd` for `interest`; `handler` is called with what fires until `deregister`. The loop keeps a
+    /// strong reference to `handler` while registered. Registering an fd that is already registered is a bug.
+    public func register(
+        fd: CInt,
+        interest: SelectorEvent,
+        handler: any SelectorHandler
+    ) throws(IOError) -> RegistrationID {
+        assertOnLoop()
+        precondition(fd >= 0, "cannot register negative fd \(fd)")
+        if Int(fd) >= registrations.count {
+            registrations.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - registrations.count))
+        }
+        precondition(registrations[Int(fd)] == nil, "fd \(fd) is already registered")
+        let generation = nextGeneration
+        nextGeneration = nextGeneration == UInt32.max ? 1 : nextGeneration + 1
+        try selector.add(fd: fd, interest: interest, generation: generation)
+        registrations[Int(fd)] = Registration(generation: generation, interest: interest, handler: handler)
+        return RegistrationID(fd: fd, generation: generation)
+    }
+
+    /// `register(fd:interest:handler:)` with a closure for a handler.
+    public func register(
+        fd: CInt,
+        interest: SelectorEvent,
+        _ body: @escaping (SelectorEvent) -> Void
+    ) throws(IOError) -> RegistrationID {
+        try register(fd: fd, interest: interest, handler: ClosureHandler(body))
+    }
+
+    /// Changes what a registration waits for (no system call if it is unchanged). `id` must be live.
+    public func reregister(_ id: RegistrationID, interest: SelectorEvent) throws(IOError) {
+        assertOnLoop()
+        let index = Int(id.fd)
+        guard let registration = registrations[index], registration.generation == id.generation else {
+            preconditionFailure("reregister of \(id), which is not registered")
+        }
+        guard registration.interest != interest else { return }
+        try selector.modify(fd: id.fd, interest: interest, generation: id.generation)
+        registrations[index]!.interest = interest
+    }
+
+    /// Stops watching and releases the handler. Call before closing the fd. A stale or repeated `id` is ignored.
+    public func deregister(_ id: RegistrationID) {
+        assertOnLoop()
+        let index = Int(id.fd)
+        guard index < registrations.count, registrations[index]?.generation == id.generation else { return }
+        selector.remove(fd: id.fd)
+        registrations[index] = nil
+    }
+
+    /// Delivers one fired event to its handler, dropping it when the registration it was meant for is gone: the fd
+    /// was deregistered, or closed and reused by a new registration, earlier in this batch.
+    func deliver(fd: CInt, generation: UInt32, fired: SelectorEvent) {
+        let index = Int(fd)
+        guard index < registrations.count, let registration = registrations[index],
+            registration.generation == generation
+        else { return }
+        var event = fired
+        if !fired.isDisjoint(with: [.error, .reset]) {
+            event.formUnion(registration.interest.intersection([.read, .write]))
+        }
+        // Drop readiness the handler no longer asks for (it may have changed interest earlier in this batch).
+        event.formIntersection(registration.interest.union([.readEOF, .reset, .error]))
+        guard !event.isEmpty else { return }
+        registration.handler.handleEvent(event)
+    }
+
+    /// The current interest of a live registration, nil if `id` is not registered.
+    public func interest(of id: RegistrationID) -> SelectorEvent? {
+        let index = Int(id.fd)
+        guard index < registrations.count, let registration = registrations[index],
+            registration.generation == id.generation
+        else { return nil }
+        return registration.interest
+    }
+
+    /// Number of live registrations (excluding the loop's own timerfd and eventfd). O(setsize); for tests and stats.
+    public var registrationCount: Int { registrations.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
+
+    // MARK: Timers.
+
+    /// Runs `body` once on this loop after `delay` (at the earliest in the next iteration).
+    @discardableResult
+    public func schedule(after delay: Duration, _ body: @escaping () -> Void) -> TimerID {
+        scheduleTimer(delay: delay, interval: nil, body)
+    }
+
+    /// Runs `body` every `interval` until cancelled (Redis's time event returning its next delay).
+    @discardableResult
+    public func schedule(every interval: Duration, _ body: @escaping () -> Void) -> TimerID {
+        scheduleTimer(delay: interval, interval: Self.nanoseconds(interval), body)
+    }
+
+    /// Cancels a timer; returns false if it already ran (one-shot) or was cancelled.
+    @discardableResult
+    public func cancel(_ timer: TimerID) -> Bool {
+        assertOnLoop()
+        return timers.cancel(timer)
+    }
+
+    private func scheduleTimer(delay: Duration, interval: UInt64?, _ body: @escaping () -> Void) -> TimerID {
+        assertOnLoop()
+        let deadline = MonotonicClock.nanoseconds() &+ Self.nanoseconds(delay)
+        let id = timers.schedule(deadline: deadline, interval: interval.map { Swift.max($0, 1) }, body)
+        armTimerIfNeeded()
+        return id
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+    }
+
+    /// Arms the one timerfd for the earliest deadline, unless it is already armed for that time or earlier (an early
+    /// arming only costs a spurious wake-up, after which we re-arm).
+    func armTimerIfNeeded() {
+        guard let deadline = timers.nextDeadline() else { return }
+        if let armed = armedDeadline, armed <= deadline { return }
+        var spec = itimerspec()
+        let absolute = Swift.max(deadline, 1)  // an all-zero it_value would disarm
+        spec.it_value.tv_sec = Int(absolute / 1_000_000_000)
+        spec.it_value.tv_nsec = Int(absolute % 1_000_000_000)
+        do {
+            try syscallValue("timerfd_settime") {
+                timerfd_settime(timerFD, CLonglinkLinux_TFD_TIMER_ABSTIME(), &spec, nil)
+            }
+            armedDeadline = deadline
+        } catch {
+            preconditionFailure("\(error)")  // only EINVAL is possible, which would be a bug here
+        }
+    }
+
+    // MARK: Hooks and stopping.
+
+    /// Adds a hook run at the start of every iteration, before the loop sleeps: the place to flush writes queued
+    /// during the previous iteration (Redis's `beforeSleep` → `handleClientsWithPendingWrites`).
+    public func addBeforeSleep(_ hook: @escaping () -> Void) {
+        assertOnLoop()
+        beforeSleepHooks.append(hook)
+    }
+
+    /// Makes `run` return after the current iteration (queued jobs still run).
+    public func stop() {
+        assertOnLoop()
+        isStopped = true
+    }
+
+    /// Timers not yet fired or cancelled (tests and stats).
+    public var scheduledTimerCount: Int { timers.count }
+}
+
+@available(*, unavailable)
+extension LoopContext: Sendable {}
+
+/// Adapts a closure to `SelectorHandler`.
+private final class ClosureHandler: SelectorHandler {
+    private let body: (SelectorEvent) -> Void
+    init(_ body: @escaping (SelectorEvent) -> Void) { self.body = body }
+    func handleEvent(_ event: SelectorEvent) { body(event) }
+}
