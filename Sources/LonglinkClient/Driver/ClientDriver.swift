@@ -1,0 +1,370 @@
+import LonglinkCore
+import LonglinkLoop
+
+/// The loop side of a `LonglinkClient`: one connection at a time, reconnecting with backoff, feeding frames
+/// through `ClientSession` and carrying out what it says. Loop-confined; the handle posts work here.
+final class ClientDriver: SelectorHandler {
+    /// A publish waiting for its result (kept across reconnects; resent with the same idempotency key).
+    struct PendingPublish {
+        var request: PublishRequest
+        var deadlineMillis: UInt64
+        var completion: @Sendable (Result<PublishReceipt, ClientError>) -> Void
+        var sentOnConnection: Int?
+    }
+
+    let context: LoopContext
+    let shared: ClientShared
+    var session: ClientSession
+    private var transport: (any Transport)?
+    private var registration: RegistrationID?
+    private var inbound = ByteBuffer()
+    private var outbound = OutboundQueue()
+    private var encodeScratch = ByteBuffer(capacity: 1024)
+    private var attempt = 0
+    private var connectionNumber = 0
+    private var isConnected = false
+    private var closed = false
+    private var attemptStartedMillis: UInt64 = 0
+    private var lastInboundMillis: UInt64 = 0
+    private var lastProbeMillis: UInt64 = 0
+    private var serverSilenceLimitMillis: UInt64 = 60_000
+    private var reconnectTimer: TimerID?
+    private var pending: [UInt32: PendingPublish] = [:]
+    private var flushScheduled = false
+    private var random = SystemRandomNumberGenerator()
+    private let reader: FrameReader
+
+    init(context: LoopContext, shared: ClientShared) {
+        self.context = context
+        self.shared = shared
+        let configuration = shared.configuration.withLock { $0 }
+        self.session = ClientSession(
+            token: configuration.token,
+            clientName: configuration.clientName,
+            clientVersion: configuration.clientVersion,
+            sendsAcks: configuration.sendsAcks
+        )
+        self.reader = FrameReader(maxFrameSize: configuration.maxFrameSize)
+        context.attach(self)
+        context.addBeforeSleep { [unowned self] in self.flushIfNeeded() }
+        context.schedule(every: .milliseconds(250)) { [unowned self] in self.tick() }
+    }
+
+    private var nowMillis: UInt64 { context.now / 1_000_000 }
+    private var configuration: ClientConfiguration { shared.configuration.withLock { $0 } }
+
+    // MARK: Connecting
+
+    func connect() {
+        guard !closed, transport == nil else { return }
+        reconnectTimer = nil
+        shared.setState(.connecting(attempt: attempt))
+        attemptStartedMillis = nowMillis
+        let configuration = self.configuration
+        do {
+            guard let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port).first else {
+                throw IOError(errno: EHOSTUNREACH, function: "resolve(\(configuration.host))")
+            }
+            let (fd, connected) = try Socket.connect(to: address)
+            try? Socket.enableNoDelay(fd)
+            let transport = PlainTransport(fd: fd, connecting: !connected)
+            self.transport = transport
+            registration = try context.register(fd: fd, interest: transport.interest.union(.read), handler: self)
+            if connected { advanceHandshake() }
+        } catch {
+            shared.logger.debug("connect failed: \(error)")
+            connectionLost(nil)
+        }
+    }
+
+    func handleEvent(_ event: SelectorEvent) {
+        guard let transport else { return }
+        if !transport.interest.isEmpty {
+            advanceHandshake()
+            return
+        }
+        if !event.isDisjoint(with: [.read, .readEOF, .reset, .error]) { readAvailable() }
+        if event.contains(.write) && self.transport != nil { flush() }
+    }
+
+    private func advanceHandshake() {
+        guard let transport else { return }
+        do {
+            switch try transport.handshake() {
+            case .wouldBlock:
+                updateInterest()
+            case .processed:
+                connectionNumber += 1
+                lastInboundMillis = nowMillis
+                updateInterest()
+                handle(session.transportConnected())
+            }
+        } catch {
+            connectionLost(nil)
+        }
+    }
+
+    private func readAvailable() {
+        guard let transport else { return }
+        for _ in 0..<16 {
+            let result: IOResult<Int>
+            do {
+                result = try transport.read(into: &inbound)
+            } catch {
+                connectionLost(nil)
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                sendAcks()
+                return
+            case .processed(0):
+                connectionLost(nil)
+                return
+            case .processed:
+                lastInboundMillis = nowMillis
+                while self.transport != nil {
+                    let frame: ServerFrame?
+                    do {
+                        frame = try shared.codec.decodeNextServerFrame(from: &inbound, reader: reader)
+                    } catch {
+                        shared.logger.warning("undecodable frame from server: \(error)")
+                        connectionLost(nil)
+                        return
+                    }
+                    guard let frame else { break }
+                    handle(session.receive(frame))
+                }
+            }
+        }
+        sendAcks()
+    }
+
+    private func sendAcks() {
+        guard isConnected else { return }
+        for frame in session.pendingAcks() { send(frame) }
+    }
+
+    // MARK: Session events
+
+    private func handle(_ events: [ClientSession.Event]) {
+        for event in events {
+            switch event {
+            case .send(let frame):
+                send(frame)
+            case .notify(let change):
+                shared.observers.notify([change])
+            case .connected(let info):
+                isConnected = true
+                attempt = 0
+                serverSilenceLimitMillis = UInt64(info.pingIntervalMillis) + UInt64(info.pongTimeoutMillis) + 5_000
+                shared.setState(.connected(info))
+                resendPendingPublishes()
+            case .publishResult(let result):
+                completePublish(result)
+            case .error(let error):
+                if let publish = pending.removeValue(forKey: error.requestID) {
+                    publish.completion(.failure(.refused(error)))
+                } else {
+                    shared.reportError(error)
+                }
+            case .disconnect(let disconnect):
+                connectionLost(disconnect)
+                return
+            case .receipt(let receipt):
+                shared.deliverReceipt(receipt)
+            case .tokenExpiring(let warning):
+                shared.reportTokenExpiring(warning)
+            }
+        }
+    }
+
+    private func completePublish(_ result: PublishResult) {
+        guard let publish = pending.removeValue(forKey: result.requestID) else { return }
+        switch result.outcome {
+        case .accepted(let position, let timestamp, let deduplicated):
+            publish.completion(
+                .success(
+                    PublishReceipt(
+                        position: position,
+                        timestampMillis: timestamp,
+                        deduplicated: deduplicated,
+                        idempotencyKey: publish.request.idempotencyKey
+                    )
+                )
+            )
+        case .refused(let error):
+            if error.retryable && nowMillis < publish.deadlineMillis {
+                var retry = publish
+                retry.sentOnConnection = nil
+                let id = session.makeRequestID()
+                retry.request.requestID = id
+                pending[id] = retry
+                context.schedule(after: .milliseconds(200)) { [weak self] in self?.resendPendingPublishes() }
+            } else {
+                publish.completion(.failure(.refused(error)))
+            }
+        }
+    }
+
+    // MARK: App requests (arrive through the inbox)
+
+    func want(_ route: Route) {
+        if let frame = session.want(route) { send(frame) }
+    }
+
+    func unwant(_ route: Route) {
+        if let frame = session.unwant(route) { send(frame) }
+    }
+
+    func publish(_ request: PublishRequest, timeout: Duration, completion: @escaping @Sendable (Result<PublishReceipt, ClientError>) -> Void) {
+        guard !closed else {
+            completion(.failure(.closed))
+            return
+        }
+        var request = request
+        request.requestID = session.makeRequestID()
+        let timeoutMillis = UInt64(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        pending[request.requestID] = PendingPublish(request: request, deadlineMillis: nowMillis + timeoutMillis, completion: completion)
+        resendPendingPublishes()
+    }
+
+    private func resendPendingPublishes() {
+        guard isConnected else { return }
+        for (id, publish) in pending where publish.sentOnConnection != connectionNumber {
+            pending[id]!.sentOnConnection = connectionNumber
+            send(.publish(publish.request))
+        }
+    }
+
+    func setToken(_ token: String) {
+        session.token = token
+        if isConnected { send(.refresh(RefreshRequest(token: token))) }
+    }
+
+    // MARK: Writing
+
+    private func send(_ frame: ClientFrame) {
+        guard transport != nil else { return }
+        encodeScratch.clear()
+        do {
+            try shared.codec.encode(frame, into: &encodeScratch)
+        } catch {
+            shared.logger.error("could not encode \(frame): \(error)")
+            return
+        }
+        outbound.append(encodeScratch.readableArray)
+        flushScheduled = true
+    }
+
+    private func flushIfNeeded() {
+        guard flushScheduled else { return }
+        flushScheduled = false
+        flush()
+    }
+
+    private func flush() {
+        guard let transport, transport.interest.isEmpty else { return }
+        if !outbound.isEmpty {
+            do {
+                _ = try transport.write(&outbound)
+            } catch {
+                connectionLost(nil)
+                return
+            }
+        }
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        guard let transport, let registration else { return }
+        var interest: SelectorEvent = transport.interest
+        interest.insert(.read)
+        if !outbound.isEmpty { interest.insert(.write) }
+        try? context.reregister(registration, interest: interest)
+    }
+
+    // MARK: Losing the connection
+
+    /// Tears the connection down and plans the next attempt (or stops, for a do-not-reconnect disconnect).
+    func connectionLost(_ disconnect: Disconnect?) {
+        if let registration { context.deregister(registration) }
+        registration = nil
+        transport?.close()
+        transport = nil
+        inbound = ByteBuffer()
+        outbound.removeAll()
+        isConnected = false
+        session.connectionLost()
+        guard !closed else { return }
+        if let disconnect, !disconnect.shouldReconnect {
+            shutdown(.closed(disconnect))
+            return
+        }
+        guard configuration.reconnects else {
+            shutdown(.closed(disconnect))
+            return
+        }
+        var delay = configuration.applicationState.reconnectPolicy.delay(attempt: attempt, using: &random)
+        if let disconnect, disconnect.reconnectAfterMillis > 0 {
+            delay = .milliseconds(Int64(disconnect.reconnectAfterMillis))
+        }
+        shared.setState(.waitingToReconnect(attempt: attempt + 1, delay: delay))
+        attempt += 1
+        reconnectTimer = context.schedule(after: delay) { [weak self] in self?.connect() }
+    }
+
+    /// Closes for good: pending publishes fail, the state becomes `.closed`.
+    func shutdown(_ state: ConnectionState = .closed(nil)) {
+        closed = true
+        if let reconnectTimer { context.cancel(reconnectTimer) }
+        if transport != nil {
+            flush()
+            connectionLost(nil)
+        }
+        for (_, publish) in pending { publish.completion(.failure(.closed)) }
+        pending.removeAll()
+        shared.setState(state)
+    }
+
+    // MARK: Time
+
+    private func tick() {
+        let now = nowMillis
+        for (id, publish) in pending where now >= publish.deadlineMillis {
+            pending.removeValue(forKey: id)
+            publish.completion(.failure(.timeout))
+        }
+        guard transport != nil else { return }
+        if !isConnected {
+            let limit = UInt64(configuration.connectTimeout.components.seconds * 1000)
+            if now &- attemptStartedMillis >= max(limit, 1) { connectionLost(nil) }
+            return
+        }
+        let silence = now &- lastInboundMillis
+        if silence >= serverSilenceLimitMillis {
+            shared.logger.info("server silent for \(silence) ms; reconnecting")
+            connectionLost(nil)
+            return
+        }
+        if let probe = configuration.applicationState.probeAfter {
+            let probeMillis = UInt64(probe.components.seconds * 1000)
+            if silence >= probeMillis && now &- lastProbeMillis >= probeMillis {
+                lastProbeMillis = now
+                send(.ping)
+            }
+        }
+    }
+
+    /// The app moved between foreground and background: a waiting reconnect is re-planned with the new policy.
+    func applicationStateChanged() {
+        guard let reconnectTimer, !closed else { return }
+        context.cancel(reconnectTimer)
+        let delay = configuration.applicationState.reconnectPolicy.delay(attempt: max(0, attempt - 1), using: &random)
+        shared.setState(.waitingToReconnect(attempt: attempt, delay: delay))
+        self.reconnectTimer = context.schedule(after: delay) { [weak self] in self?.connect() }
+    }
+}
+
+@available(*, unavailable)
+extension ClientDriver: Sendable {}

@@ -1,0 +1,76 @@
+import LonglinkCore
+import LonglinkProtobuf
+import Synchronization
+
+/// What the app-facing handle and the loop-side driver share: configuration, observers, the connection state
+/// and its listeners. Thread-safe.
+final class ClientShared: Sendable {
+    let configuration: Mutex<ClientConfiguration>
+    let codec: any FrameCodec = ProtobufFrameCodec()
+    let observers: ObserverRegistry
+    let logger: Logger
+    private let state = Mutex<ConnectionState>(.idle)
+    private let stateListeners = Mutex<[UInt64: AsyncStream<ConnectionState>.Continuation]>([:])
+    private let receiptListeners = Mutex<[UInt64: AsyncStream<DeliveryReceipt>.Continuation]>([:])
+    private let errorHandler = Mutex<(@Sendable (ErrorFrame) -> Void)?>(nil)
+    private let tokenHandler = Mutex<(@Sendable (TokenExpiring) -> Void)?>(nil)
+    private let nextListenerID = Atomic<UInt64>(1)
+
+    init(configuration: ClientConfiguration, logger: Logger) {
+        self.configuration = Mutex(configuration)
+        self.observers = ObserverRegistry(logger: logger)
+        self.logger = logger
+    }
+
+    var currentState: ConnectionState { state.withLock { $0 } }
+
+    func setState(_ newState: ConnectionState) {
+        let changed = state.withLock { current -> Bool in
+            guard current != newState else { return false }
+            current = newState
+            return true
+        }
+        guard changed else { return }
+        logger.debug("connection state: \(newState)")
+        for continuation in stateListeners.withLock({ Array($0.values) }) { continuation.yield(newState) }
+    }
+
+    func stateChanges() -> AsyncStream<ConnectionState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ConnectionState.self, bufferingPolicy: .bufferingNewest(64))
+        let id = nextListenerID.wrappingAdd(1, ordering: .relaxed).oldValue
+        continuation.yield(currentState)
+        stateListeners.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.stateListeners.withLock { $0.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func receipts() -> AsyncStream<DeliveryReceipt> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DeliveryReceipt.self, bufferingPolicy: .bufferingNewest(4096))
+        let id = nextListenerID.wrappingAdd(1, ordering: .relaxed).oldValue
+        receiptListeners.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.receiptListeners.withLock { $0.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func deliverReceipt(_ receipt: DeliveryReceipt) {
+        for continuation in receiptListeners.withLock({ Array($0.values) }) { continuation.yield(receipt) }
+    }
+
+    func onError(_ handler: @escaping @Sendable (ErrorFrame) -> Void) { errorHandler.withLock { $0 = handler } }
+    func reportError(_ error: ErrorFrame) {
+        logger.warning("server error: \(error)")
+        errorHandler.withLock { $0 }?(error)
+    }
+
+    func onTokenExpiring(_ handler: @escaping @Sendable (TokenExpiring) -> Void) { tokenHandler.withLock { $0 = handler } }
+    func reportTokenExpiring(_ warning: TokenExpiring) { tokenHandler.withLock { $0 }?(warning) }
+
+    func finish() {
+        for continuation in stateListeners.withLock({ Array($0.values) }) { continuation.finish() }
+        for continuation in receiptListeners.withLock({ Array($0.values) }) { continuation.finish() }
+    }
+}

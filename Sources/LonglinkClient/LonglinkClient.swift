@@ -1,0 +1,163 @@
+public import LonglinkCore
+import LonglinkLoop
+import Synchronization
+
+/// The library apps link: one persistent connection to a Longlink gateway, kept alive across network changes.
+///
+/// - Subscribe to routes and observe them three ways over the one `contentDidChange` protocol: a delegate
+///   (`observe(_:delegate:)`), a closure (`observe(_:_:)`) or an `AsyncSequence` (`changes(of:)`). The current
+///   snapshot is delivered first (`kind == .snapshot`), then every change in order, each once.
+/// - Reconnects by itself with exponential backoff and full jitter, resubscribes from the last positions, and
+///   delivers exactly what was missed (or a `.resync` snapshot when history was lost). Tell it when the app goes
+///   to the background (`setApplicationState`) and it reconnects and probes less eagerly.
+/// - Backends publish with `publish(_:)`: the idempotency key is set for you and retries reuse it.
+///
+/// The connection runs on its own event-loop thread; observers are called on the library's notifier thread.
+public final class LonglinkClient: Sendable {
+    private let shared: ClientShared
+    private let group: EventLoopGroup
+    private var loop: EventLoop { group.loops[0] }
+
+    /// Creates a client and starts connecting.
+    public init(configuration: ClientConfiguration, logger: Logger = .disabled) throws(IOError) {
+        let shared = ClientShared(configuration: configuration, logger: logger)
+        self.shared = shared
+        self.group = try EventLoopGroup(numberOfThreads: 1) { context in
+            ClientDriver(context: context, shared: shared).connect()
+        }
+    }
+
+    deinit { close() }
+
+    // MARK: State
+
+    /// The connection state now.
+    public var state: ConnectionState { shared.currentState }
+
+    /// Every state change from now on (starting with the current state).
+    public func stateChanges() -> AsyncStream<ConnectionState> { shared.stateChanges() }
+
+    /// Waits until connected, or throws `.timeout` / `.closed`.
+    public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws(ClientError) {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            switch shared.currentState {
+            case .connected: return
+            case .closed(let disconnect):
+                if let disconnect { throw .disconnected(disconnect) }
+                throw .closed
+            default: try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        throw .timeout
+    }
+
+    // MARK: Subscribing and observing
+
+    /// Subscribes to `route` (kept across reconnects until `unsubscribe`).
+    public func subscribe(_ route: Route) {
+        loop.execute { context in context.attachment(ClientDriver.self)?.want(route) }
+    }
+
+    /// Ends the subscription to `route`.
+    public func unsubscribe(_ route: Route) {
+        loop.execute { context in context.attachment(ClientDriver.self)?.unwant(route) }
+    }
+
+    /// Subscribes and tells `delegate` (held weakly) about every change on `route`.
+    public func observe(_ route: Route, delegate: any ContentObserver) -> ObservationToken {
+        let token = shared.observers.observe(.exact(route), delegate: delegate)
+        subscribe(route)
+        return token
+    }
+
+    /// Subscribes and calls `block` for every change on `route` until the token is cancelled.
+    public func observe(_ route: Route, _ block: @escaping @Sendable (ContentChange) -> Void) -> ObservationToken {
+        let token = shared.observers.observe(.exact(route), block)
+        subscribe(route)
+        return token
+    }
+
+    /// Subscribes and returns the changes on `route` as an async sequence.
+    public func changes(of route: Route) -> AsyncStream<ContentChange> {
+        let stream = shared.observers.changes(.exact(route))
+        subscribe(route)
+        return stream
+    }
+
+    /// The last snapshot the client knows of `route` is not kept here; observers receive it. This waits until
+    /// every notification so far reached the observers (tests, orderly shutdown).
+    public func waitForObservers() { shared.observers.waitUntilDelivered() }
+
+    // MARK: Publishing
+
+    /// Publishes an order change and returns once the Store made it durable. The idempotency key is generated
+    /// when `change.idempotencyKey` is empty; retries after a lost connection reuse it, so the change is applied
+    /// at most once. Throws `.refused` with the typed error (illegal transition, ...) or `.timeout`.
+    public func publish(_ change: OrderChange, wantsReceipts: Bool = false) async throws(ClientError) -> PublishReceipt {
+        var key = change.idempotencyKey
+        if key.isEmpty { key = Self.makeIdempotencyKey() }
+        let request = PublishRequest(
+            requestID: 0,
+            orderID: change.orderID.rawValue,
+            line: change.line.name,
+            targetState: change.targetState.name,
+            fields: change.fields,
+            idempotencyKey: key,
+            wantsReceipts: wantsReceipts
+        )
+        let timeout = shared.configuration.withLock { $0.publishTimeout }
+        let result: Result<PublishReceipt, ClientError> = await withCheckedContinuation { continuation in
+            let posted = loop.execute { context in
+                guard let driver = context.attachment(ClientDriver.self) else {
+                    continuation.resume(returning: .failure(.closed))
+                    return
+                }
+                driver.publish(request, timeout: timeout) { continuation.resume(returning: $0) }
+            }
+            if !posted { continuation.resume(returning: .failure(.closed)) }
+        }
+        return try result.get()
+    }
+
+    /// Delivery receipts for publishes made with `wantsReceipts: true`.
+    public func receipts() -> AsyncStream<DeliveryReceipt> { shared.receipts() }
+
+    // MARK: App life
+
+    /// The app moved to the foreground or background; reconnect and probe timings follow.
+    public func setApplicationState(_ state: ApplicationState) {
+        shared.configuration.withLock { $0.applicationState = state }
+        loop.execute { context in context.attachment(ClientDriver.self)?.applicationStateChanged() }
+    }
+
+    /// Replaces the token (sent as `refresh` when connected, used for later reconnects).
+    public func updateToken(_ token: String) {
+        shared.configuration.withLock { $0.token = token }
+        loop.execute { context in context.attachment(ClientDriver.self)?.setToken(token) }
+    }
+
+    /// Called for server errors not tied to a publish (e.g. a refused subscribe).
+    public func onError(_ handler: @escaping @Sendable (ErrorFrame) -> Void) { shared.onError(handler) }
+
+    /// Called when the token is about to expire; answer with `updateToken`.
+    public func onTokenExpiring(_ handler: @escaping @Sendable (TokenExpiring) -> Void) { shared.onTokenExpiring(handler) }
+
+    /// Closes the connection and stops the client's thread. Pending publishes fail with `.closed`.
+    public func close() {
+        loop.execute { context in
+            context.attachment(ClientDriver.self)?.shutdown()
+        }
+        group.shutdownGracefully()
+        shared.finish()
+    }
+
+    /// A random 128-bit key as 32 hex characters.
+    static func makeIdempotencyKey() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
+        let hex = String(high, radix: 16) + String(low, radix: 16)
+        return String(repeating: "0", count: max(0, 32 - hex.count)) + hex
+    }
+}

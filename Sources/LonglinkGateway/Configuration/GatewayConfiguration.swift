@@ -1,0 +1,61 @@
+public import LonglinkCore
+
+/// Everything the gateway needs to know to run, as plain values. `longlink serve` builds it from the resolved
+/// options; tests build it directly with small timings.
+public struct GatewayConfiguration: Sendable {
+    /// What happens to a subscriber whose outbound queue passes `outboundLimit`.
+    public enum SlowConsumerPolicy: String, Sendable, Hashable {
+        /// Send the numbered `slow` disconnect and close.
+        case disconnect
+        /// Keep only the latest record per route and mark the next push `skippedBefore`.
+        case coalesce
+    }
+
+    /// Address to listen on (numeric host or `localhost`).
+    public var host: String
+    /// Port (0 = any free port; read `Gateway.port` after start).
+    public var port: Int
+    /// Event loops (threads); each has its own SO_REUSEPORT listener.
+    public var loopCount: Int
+    /// Per-connection protocol timings and limits.
+    public var peer: PeerSettings
+    /// Connections per process; beyond it new connections get `too_many_connections` and are closed.
+    public var maxConnections: Int
+    /// Queued outbound bytes per connection before the slow-consumer policy applies.
+    public var outboundLimit: Int
+    /// The slow-consumer policy.
+    public var slowPolicy: SlowConsumerPolicy
+    /// The period over which a drain disconnects clients (and the ceiling of their reconnect delay).
+    public var drainPeriod: Duration
+    /// Bytes read per readiness event before moving on to other connections (fairness, level-triggered).
+    public var readBudget: Int
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 7070,
+        loopCount: Int = 2,
+        peer: PeerSettings,
+        maxConnections: Int = 19_000,
+        outboundLimit: Int = 1 << 20,
+        slowPolicy: SlowConsumerPolicy = .disconnect,
+        drainPeriod: Duration = .seconds(10),
+        readBudget: Int = 256 * 1024
+    ) {
+        self.host = host
+        self.port = port
+        self.loopCount = loopCount
+        self.peer = peer
+        self.maxConnections = maxConnections
+        self.outboundLimit = outboundLimit
+        self.slowPolicy = slowPolicy
+        self.drainPeriod = drainPeriod
+        self.readBudget = readBudget
+    }
+
+    /// The interval of each loop's housekeeping tick (heartbeats, handshake and token deadlines): a quarter of
+    /// the shortest timing, between 10 ms and 1 s.
+    public var tickInterval: Duration {
+        let shortest = min(peer.pingIntervalMillis, peer.pongTimeoutMillis, peer.handshakeTimeoutMillis)
+        return .milliseconds(Int64(min(1_000, max(10, shortest / 4))))
+    }
+}

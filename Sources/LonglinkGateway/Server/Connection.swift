@@ -1,0 +1,278 @@
+import LonglinkCore
+import LonglinkLoop
+
+/// One client connection on one loop: its transport, its inbound bytes, its outbound queue and its
+/// `PeerStateMachine`. Loop-confined. It turns readiness into frames for the peer, and the peer's actions into
+/// bytes, hub changes and Store requests (through its `LoopGateway`).
+///
+/// Reads are level-triggered with a byte budget per event, so one chatty client cannot starve the others.
+/// Writes are queued and flushed by the loop's before-sleep hook; `.write` interest is asked for only after a
+/// short write (Redis's write path).
+final class Connection: SelectorHandler {
+    /// Process-unique id (loop id in the top bits).
+    let id: UInt64
+    /// The server's id for this client, as sent in `connected`.
+    let clientID: String
+    /// The peer's address, for inspection and logs.
+    let remoteAddress: String
+    unowned let owner: LoopGateway
+    let transport: any Transport
+    var registration: RegistrationID?
+    var peer: PeerStateMachine
+    private var inbound = ByteBuffer()
+    var outbound = OutboundQueue()
+    /// Whether the connection is in the loop's pending-flush list.
+    var flushScheduled = false
+    /// Close once the outbound queue is flushed (a disconnect frame is queued).
+    private var closeAfterFlush = false
+    private(set) var isClosed = false
+    /// Under the `coalesce` policy: the latest record per route held back while the queue is over the limit.
+    private var coalesced: [Route: OrderChangeRecord] = [:]
+    /// Monotonic ms of the last inbound byte, for inspection.
+    private(set) var lastActivityMillis: UInt64 = 0
+
+    init(id: UInt64, fd: CInt, remoteAddress: String, transport: any Transport, owner: LoopGateway, nowMillis: UInt64) {
+        self.id = id
+        self.clientID = "c\(id)"
+        self.remoteAddress = remoteAddress
+        self.transport = transport
+        self.owner = owner
+        self.peer = PeerStateMachine(
+            clientID: clientID,
+            settings: owner.shared.configuration.peer,
+            authorizer: owner.shared.authorizer,
+            nowMillis: nowMillis
+        )
+        self.lastActivityMillis = nowMillis
+    }
+
+    // MARK: Readiness
+
+    func handleEvent(_ event: SelectorEvent) {
+        guard !isClosed else { return }
+        if peer.phase == .accepted {
+            advanceHandshake()
+            return
+        }
+        if !event.isDisjoint(with: [.read, .readEOF, .reset, .error]) {
+            readAvailable()
+        }
+        if event.contains(.write) && !isClosed {
+            flush()
+        }
+    }
+
+    /// Drives the transport's own set-up (instant for TCP, a few round trips for TLS).
+    func advanceHandshake() {
+        do {
+            switch try transport.handshake() {
+            case .wouldBlock:
+                updateInterest()
+            case .processed:
+                peer.transportReady(nowMillis: owner.nowMillis)
+                updateInterest()
+            }
+        } catch {
+            close(reason: "transport handshake failed: \(error)")
+        }
+    }
+
+    private func readAvailable() {
+        var total = 0
+        let budget = owner.shared.configuration.readBudget
+        while total < budget && !isClosed && peer.phase != .draining {
+            let result: IOResult<Int>
+            do {
+                result = try transport.read(into: &inbound)
+            } catch {
+                close(reason: "read failed: \(error)")
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                releaseIdleBuffer()
+                return
+            case .processed(0):
+                close(reason: "peer closed the connection")
+                return
+            case .processed(let count):
+                total += count
+                lastActivityMillis = owner.nowMillis
+                processFrames()
+            }
+        }
+        releaseIdleBuffer()
+    }
+
+    /// An idle connection keeps no inbound storage: memory per idle connection is what the gateway scales on.
+    private func releaseIdleBuffer() {
+        if inbound.readableBytes == 0 && inbound.capacity > 0 { inbound = ByteBuffer() }
+    }
+
+    private func processFrames() {
+        let codec = owner.shared.codec
+        let reader = owner.frameReader
+        while !isClosed && peer.phase != .draining {
+            let frame: ClientFrame?
+            do {
+                frame = try codec.decodeNextClientFrame(from: &inbound, reader: reader)
+            } catch {
+                owner.shared.counters.protocolErrors.add(1, ordering: .relaxed)
+                perform(peer.decodeFailed(error))
+                return
+            }
+            guard let frame else { return }
+            perform(peer.receive(frame, nowMillis: owner.wallMillis))
+        }
+    }
+
+    // MARK: Actions
+
+    /// Carries out what the peer decided, in order.
+    func perform(_ actions: [PeerAction]) {
+        for action in actions {
+            switch action {
+            case .send(let frame):
+                send(frame)
+            case .subscribe(let route, let since, let requestID):
+                owner.subscribe(self, to: route, since: since, requestID: requestID)
+            case .unsubscribe(let route):
+                owner.unsubscribe(self, from: route)
+            case .publish(let change, let requestID, let wantsReceipts):
+                owner.publish(change, from: self, requestID: requestID, wantsReceipts: wantsReceipts)
+            case .acknowledged(let route, let offset):
+                owner.acknowledged(route, offset: offset, by: self)
+            case .close(let disconnect):
+                owner.shared.counters.recordDisconnect(disconnect.code)
+                owner.shared.logger.debug(
+                    "closing connection: \(disconnect)",
+                    [("conn", clientID), ("user", peer.principal?.userID ?? "-")]
+                )
+                coalesced.removeAll()
+                send(.disconnect(disconnect))
+                closeAfterFlush = true
+                updateInterest()
+                owner.scheduleFlush(self)
+                owner.scheduleForcedClose(self)
+            }
+        }
+    }
+
+    /// Encodes a control frame for this connection alone.
+    func send(_ frame: ServerFrame) {
+        guard let bytes = owner.encode(frame) else {
+            close(reason: "could not encode \(frame)")
+            return
+        }
+        enqueue(bytes, isPush: false)
+    }
+
+    /// Queues a record's shared push bytes (encoded once per record for every subscriber).
+    func deliver(_ record: OrderChangeRecord, on route: Route, sharedBytes: [UInt8]) {
+        switch peer.deliver(record, on: route) {
+        case .ignore, .held:
+            return
+        case .send:
+            if !coalesced.isEmpty || outbound.queuedBytes + sharedBytes.count > owner.shared.configuration.outboundLimit {
+                overLimit(record, on: route, bytes: sharedBytes)
+            } else {
+                enqueue(sharedBytes, isPush: true)
+            }
+        }
+    }
+
+    private func enqueue(_ bytes: [UInt8], isPush: Bool) {
+        guard !isClosed else { return }
+        outbound.append(bytes)
+        if isPush {
+            owner.shared.counters.pushes.add(1, ordering: .relaxed)
+            owner.shared.counters.pushedBytes.add(bytes.count, ordering: .relaxed)
+        }
+        if !flushScheduled { owner.scheduleFlush(self) }
+    }
+
+    /// The queue is over the limit: apply the slow-consumer policy. One stalled reader never delays anyone else:
+    /// it is cut, or it keeps only the newest record per route.
+    private func overLimit(_ record: OrderChangeRecord, on route: Route, bytes: [UInt8]) {
+        switch owner.shared.configuration.slowPolicy {
+        case .disconnect:
+            owner.shared.counters.slowDisconnects.add(1, ordering: .relaxed)
+            outbound.removeAll()
+            perform(peer.disconnect(.slow, reason: "outbound queue above \(owner.shared.configuration.outboundLimit) bytes"))
+        case .coalesce:
+            owner.shared.counters.coalescedRecords.add(1, ordering: .relaxed)
+            coalesced[route] = record
+            updateInterest()
+        }
+    }
+
+    /// Once the queue has room again, sends each route's newest held-back record marked `skippedBefore`.
+    private func releaseCoalesced() {
+        guard !coalesced.isEmpty, outbound.queuedBytes < owner.shared.configuration.outboundLimit / 2 else { return }
+        let held = coalesced.sorted { $0.key < $1.key }
+        coalesced.removeAll()
+        for (route, record) in held {
+            send(.push(Push(route: route, record: record, skippedBefore: true)))
+        }
+    }
+
+    // MARK: Writing and closing
+
+    /// Writes as much of the queue as the socket takes; asks for `.write` only after a short write.
+    func flush() {
+        flushScheduled = false
+        guard !isClosed else { return }
+        if !outbound.isEmpty {
+            do {
+                _ = try transport.write(&outbound)
+            } catch {
+                close(reason: "write failed: \(error)")
+                return
+            }
+        }
+        if outbound.isEmpty {
+            releaseCoalesced()
+            if closeAfterFlush && outbound.isEmpty {
+                close(reason: "disconnect sent")
+                return
+            }
+        }
+        updateInterest()
+    }
+
+    /// Registers exactly what is needed now: `.read` while taking input, `.write` while bytes wait, plus what the
+    /// transport itself needs.
+    func updateInterest() {
+        guard let registration, !isClosed else { return }
+        var interest: SelectorEvent = transport.interest
+        if peer.phase != .draining && peer.phase != .accepted { interest.insert(.read) }
+        if peer.phase == .accepted { interest.insert(.read) }
+        if !outbound.isEmpty || !coalesced.isEmpty { interest.insert(.write) }
+        do {
+            try owner.context.reregister(registration, interest: interest)
+        } catch {
+            close(reason: "epoll_ctl failed: \(error)")
+        }
+    }
+
+    /// Closes now: leaves the hub, the loop and the process's connection count.
+    func close(reason: String) {
+        guard !isClosed else { return }
+        isClosed = true
+        for route in peer.subscribedRoutes { owner.unsubscribe(self, from: route) }
+        peer.transportClosed()
+        if let registration { owner.context.deregister(registration) }
+        registration = nil
+        transport.close()
+        outbound.removeAll()
+        coalesced.removeAll()
+        inbound = ByteBuffer()
+        owner.connectionClosed(self, reason: reason)
+    }
+
+    /// Bytes waiting to be written (for inspection and slow-consumer tests).
+    var queuedBytes: Int { outbound.queuedBytes }
+}
+
+@available(*, unavailable)
+extension Connection: Sendable {}

@@ -1,0 +1,132 @@
+public import LonglinkCore
+public import LonglinkLoop
+import Glibc
+import Synchronization
+
+/// A running Longlink gateway: one event loop per configured thread, each with its own `SO_REUSEPORT`
+/// listener, its connections and its hub; Store access, broker, codec and authorizer injected at start.
+///
+/// Lifecycle (Hummingbird's `Server.State`): `initial → running → draining → stopped`. `start()` binds and
+/// starts the loops; `drain()` stops accepting, disconnects clients with `shutdown` paced over the drain
+/// period and returns when they are gone (or the period plus a grace second passed); `stop()` stops the loops.
+/// The caller then shuts down the broker and the Store writer, in that order.
+public final class Gateway: Sendable {
+    /// Where the gateway is in its life.
+    public enum State: Sendable, Hashable {
+        case initial, running, draining, stopped
+    }
+
+    private let shared: GatewayShared
+    private let state = Mutex(State.initial)
+    private let group = Mutex<EventLoopGroup?>(nil)
+    private let boundPort = Atomic<Int>(0)
+    /// The broker delivery to hand to `Broker.start(delivering:)`.
+    public let delivery: any BrokerDelivery
+
+    /// Creates a gateway; nothing listens until `start()`.
+    public init(
+        configuration: GatewayConfiguration,
+        codec: any FrameCodec,
+        store: any StoreAccess,
+        broker: any Broker,
+        authorizer: any Authorizer,
+        logger: Logger = .disabled,
+        clock: any WallClock = SystemWallClock(),
+        counters: GatewayCounters = GatewayCounters()
+    ) {
+        let shared = GatewayShared(
+            configuration: configuration,
+            codec: codec,
+            store: store,
+            broker: broker,
+            authorizer: authorizer,
+            logger: logger,
+            counters: counters,
+            clock: clock
+        )
+        self.shared = shared
+        self.delivery = GatewayDelivery(shared: shared)
+    }
+
+    /// The process-wide counters.
+    public var counters: GatewayCounters { shared.counters }
+    /// The bound port (the real one when configured with port 0); 0 before `start()`.
+    public var port: Int { boundPort.load(ordering: .relaxed) }
+    /// The current state.
+    public var currentState: State { state.withLock { $0 } }
+
+    /// Binds one listener per loop on the configured address and starts the loops. Throws when the address
+    /// cannot be bound (in use, not local, no permission).
+    public func start() throws(IOError) {
+        let proceed = state.withLock { state -> Bool in
+            guard state == .initial else { return false }
+            state = .running
+            return true
+        }
+        precondition(proceed, "Gateway.start() called twice")
+        let configuration = shared.configuration
+        var fds: [CInt] = []
+        do {
+            let first = try Socket.listen(host: configuration.host, port: configuration.port, reusePort: true)
+            fds.append(first)
+            let port = try Socket.localPort(first)
+            boundPort.store(port, ordering: .relaxed)
+            for _ in 1..<max(1, configuration.loopCount) {
+                fds.append(try Socket.listen(host: configuration.host, port: port, reusePort: true))
+            }
+        } catch {
+            for fd in fds { Socket.close(fd) }
+            state.withLock { $0 = .stopped }
+            throw error
+        }
+        let shared = self.shared
+        let listeningFDs = fds
+        let loops = try EventLoopGroup(numberOfThreads: listeningFDs.count) { context in
+            do {
+                _ = try LoopGateway(context: context, shared: shared, listeningFD: listeningFDs[context.eventLoop.id])
+            } catch {
+                shared.logger.error("loop \(context.eventLoop.id) could not start: \(error)")
+            }
+        }
+        shared.loops.withLock { $0 = loops.loops }
+        group.withLock { $0 = loops }
+        shared.logger.info("listening", [("address", "\(configuration.host):\(port)"), ("loops", "\(fds.count)")])
+    }
+
+    /// Stops accepting and disconnects every client with `shutdown`, paced over the drain period. Blocks the
+    /// calling thread (not a loop thread) until all clients are gone or the period plus one second passed.
+    public func drain() {
+        let proceed = state.withLock { state -> Bool in
+            guard state == .running else { return false }
+            state = .draining
+            return true
+        }
+        guard proceed else { return }
+        let loops = shared.loops.withLock { $0 }
+        shared.drainedLoops.store(0, ordering: .relaxed)
+        for loop in loops {
+            loop.execute { context in context.attachment(LoopGateway.self)?.drain() }
+        }
+        let period = shared.configuration.drainPeriod + .seconds(1)
+        let deadline = ContinuousClock.now + period
+        while shared.drainedLoops.load(ordering: .relaxed) < loops.count && ContinuousClock.now < deadline {
+            usleep(5_000)
+        }
+        // Give the last disconnect frames one more loop iteration to reach the socket.
+        usleep(20_000)
+    }
+
+    /// Stops the loops and joins their threads; open connections are closed by the kernel when the process
+    /// exits. Call `drain()` first for a graceful stop.
+    public func stop() {
+        let loops = group.withLock { group -> EventLoopGroup? in
+            defer { group = nil }
+            return group
+        }
+        loops?.shutdownGracefully()
+        state.withLock { $0 = .stopped }
+    }
+
+    /// Runs `body` on every loop with that loop's view (connection counts, ...); for inspection and tests.
+    public func connectionCounts() -> Int { shared.counters.connections.load(ordering: .relaxed) }
+}

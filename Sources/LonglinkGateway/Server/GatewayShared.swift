@@ -1,0 +1,72 @@
+import LonglinkCore
+import LonglinkLoop
+import Synchronization
+
+/// What every loop of one gateway shares: immutable configuration and the thread-safe collaborators injected
+/// at start (codec, Store access, broker, authorizer), plus the process-wide counters.
+final class GatewayShared: Sendable {
+    let configuration: GatewayConfiguration
+    let codec: any FrameCodec
+    let store: any StoreAccess
+    let broker: any Broker
+    let authorizer: any Authorizer
+    let logger: Logger
+    let counters: GatewayCounters
+    let receipts = ReceiptBook()
+    let clock: any WallClock
+    /// The loops, set once they exist (read by completions to find a connection's loop).
+    let loops = Mutex<[EventLoop]>([])
+    /// Loops that finished draining.
+    let drainedLoops = Atomic<Int>(0)
+
+    init(
+        configuration: GatewayConfiguration,
+        codec: any FrameCodec,
+        store: any StoreAccess,
+        broker: any Broker,
+        authorizer: any Authorizer,
+        logger: Logger,
+        counters: GatewayCounters,
+        clock: any WallClock
+    ) {
+        self.configuration = configuration
+        self.codec = codec
+        self.store = store
+        self.broker = broker
+        self.authorizer = authorizer
+        self.logger = logger
+        self.counters = counters
+        self.clock = clock
+    }
+}
+
+/// Receives stored records from the broker (on the broker's thread), encodes each push once, and hands the
+/// same bytes to every loop, which queue them for their subscribers.
+final class GatewayDelivery: BrokerDelivery {
+    private let shared: GatewayShared
+    private let scratch = Mutex(ByteBuffer(capacity: 1024))
+
+    init(shared: GatewayShared) { self.shared = shared }
+
+    func brokerDidDeliver(_ record: OrderChangeRecord) {
+        let route = record.route
+        let bytes: [UInt8]? = scratch.withLock { buffer in
+            buffer.clear()
+            do {
+                try shared.codec.encode(.push(Push(route: route, record: record)), into: &buffer)
+            } catch {
+                return nil
+            }
+            return buffer.readableArray
+        }
+        guard let bytes else {
+            shared.logger.error("could not encode a push", [("route", route.text)])
+            return
+        }
+        for loop in shared.loops.withLock({ $0 }) {
+            loop.execute { context in
+                context.attachment(LoopGateway.self)?.deliver(record, on: route, bytes: bytes)
+            }
+        }
+    }
+}

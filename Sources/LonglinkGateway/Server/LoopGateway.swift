@@ -1,0 +1,296 @@
+import Glibc
+import LonglinkCore
+import LonglinkLoop
+
+/// The gateway's state on one event loop: its listener, its connections, its hub and its flush list.
+/// Created on the loop thread and attached to its `LoopContext`; jobs from other threads (deliveries, Store
+/// completions) find it there.
+final class LoopGateway {
+    let context: LoopContext
+    let shared: GatewayShared
+    let frameReader: FrameReader
+    private var listener: Listener?
+    private var connections: [UInt64: Connection] = [:]
+    private let hub = Hub()
+    private var pendingFlush: [Connection] = []
+    private var encodeScratch = ByteBuffer(capacity: 4096)
+    private var nextSerial: UInt64 = 1
+    private var draining = false
+    /// Monotonic milliseconds sampled per loop iteration.
+    var nowMillis: UInt64 { context.now / 1_000_000 }
+    /// Wall-clock milliseconds (token expiry compares with it).
+    var wallMillis: UInt64 { shared.clock.nowMillis() }
+
+    init(context: LoopContext, shared: GatewayShared, listeningFD: CInt?) throws(IOError) {
+        self.context = context
+        self.shared = shared
+        self.frameReader = FrameReader(maxFrameSize: shared.configuration.peer.maxFrameSize)
+        context.attach(self)
+        context.addBeforeSleep { [unowned self] in self.flushPending() }
+        context.schedule(every: shared.configuration.tickInterval) { [unowned self] in self.tick() }
+        if let listeningFD {
+            listener = try Listener(
+                fd: listeningFD,
+                on: context,
+                onError: { [unowned self] error in
+                    self.shared.logger.warning("accept failed: \(error)")
+                },
+                onAccept: { [unowned self] fd in self.accept(fd) }
+            )
+        }
+    }
+
+    // MARK: Connections
+
+    private func accept(_ fd: CInt) {
+        let counters = shared.counters
+        counters.accepted.add(1, ordering: .relaxed)
+        if draining || counters.connections.load(ordering: .relaxed) >= shared.configuration.maxConnections {
+            counters.refused.add(1, ordering: .relaxed)
+            refuse(fd, draining ? .shutdown : .tooManyConnections)
+            return
+        }
+        let transport: any Transport
+        do {
+            try Socket.enableNoDelay(fd)
+            transport = PlainTransport(fd: fd)
+        } catch {
+            Socket.close(fd)
+            return
+        }
+        let id = UInt64(context.eventLoop.id) << 48 | nextSerial
+        nextSerial += 1
+        let remote = (try? Socket.peerAddress(fd).description) ?? "unknown"
+        let connection = Connection(
+            id: id,
+            fd: fd,
+            remoteAddress: remote,
+            transport: transport,
+            owner: self,
+            nowMillis: wallMillis
+        )
+        do {
+            connection.registration = try context.register(fd: fd, interest: .read, handler: connection)
+        } catch {
+            transport.close()
+            return
+        }
+        connections[id] = connection
+        counters.connections.add(1, ordering: .relaxed)
+        connection.advanceHandshake()
+    }
+
+    /// Answers a connection we will not serve with a numbered disconnect, best effort, and closes it.
+    private func refuse(_ fd: CInt, _ code: DisconnectCode) {
+        let reason = code == .shutdown ? "server draining" : "connection limit reached"
+        if let bytes = encode(.disconnect(Disconnect(code: code, reason: reason, reconnectAfterMillis: 1_000))) {
+            _ = bytes.withUnsafeBytes { try? Socket.write(fd, $0) }
+        }
+        Socket.close(fd)
+    }
+
+    func connectionClosed(_ connection: Connection, reason: String) {
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        shared.counters.connections.subtract(1, ordering: .relaxed)
+        shared.logger.debug("connection closed: \(reason)", [("conn", connection.clientID)])
+        if draining && connections.isEmpty { finishDrain() }
+    }
+
+    /// Closes a connection whose disconnect frame could not be flushed within a second (a stalled reader).
+    func scheduleForcedClose(_ connection: Connection) {
+        context.schedule(after: .seconds(1)) { [weak connection] in
+            connection?.close(reason: "disconnect not flushed in time")
+        }
+    }
+
+    // MARK: Writing
+
+    func scheduleFlush(_ connection: Connection) {
+        guard !connection.flushScheduled else { return }
+        connection.flushScheduled = true
+        pendingFlush.append(connection)
+    }
+
+    /// Before sleeping: write every connection that queued bytes this iteration (one writev each).
+    private func flushPending() {
+        guard !pendingFlush.isEmpty else { return }
+        let batch = pendingFlush
+        pendingFlush.removeAll(keepingCapacity: true)
+        for connection in batch { connection.flush() }
+    }
+
+    /// Encodes one frame for one connection (control frames; pushes are encoded once per record elsewhere).
+    func encode(_ frame: ServerFrame) -> [UInt8]? {
+        encodeScratch.clear()
+        do {
+            try shared.codec.encode(frame, into: &encodeScratch)
+        } catch {
+            shared.logger.error("encode failed: \(error)")
+            return nil
+        }
+        return encodeScratch.readableArray
+    }
+
+    // MARK: Fan-out
+
+    /// A stored record for this loop's subscribers: the same bytes go to every one of them.
+    func deliver(_ record: OrderChangeRecord, on route: Route, bytes: [UInt8]) {
+        guard let subscribers = hub.subscribers(of: route) else { return }
+        for connection in subscribers.connections {
+            connection.deliver(record, on: route, sharedBytes: bytes)
+        }
+    }
+
+    func subscribe(_ connection: Connection, to route: Route, since: StreamPosition?, requestID: UInt32) {
+        if hub.add(connection, to: route) {
+            do {
+                try shared.broker.subscribe([route])
+            } catch {
+                _ = hub.remove(connection, from: route)
+                connection.perform(connection.peer.subscribeFailed(route: route, error: .storage("\(error)", retryable: true)))
+                return
+            }
+        }
+        shared.counters.subscriptions.add(1, ordering: .relaxed)
+        guard let (line, order) = route.order else {
+            // Only order routes have stored content so far: answer with an empty snapshot.
+            connection.perform(
+                connection.peer.subscribeCompleted(route: route, read: SubscribeRead(epoch: 0, snapshot: nil, history: nil))
+            )
+            return
+        }
+        let loop = context.eventLoop
+        let connectionID = connection.id
+        shared.store.readForSubscribe(
+            line,
+            order,
+            since: since,
+            limit: shared.configuration.peer.maxRecoveredRecords + 1
+        ) { result in
+            loop.execute { context in
+                context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
+            }
+        }
+    }
+
+    private func subscribeRead(_ connectionID: UInt64, route: Route, result: Result<SubscribeRead, StoreError>) {
+        guard let connection = connections[connectionID], !connection.isClosed else { return }
+        switch result {
+        case .success(let read):
+            let actions = connection.peer.subscribeCompleted(route: route, read: read)
+            for case .send(.subscribed(let subscribed)) in actions where subscribed.recovered {
+                shared.counters.recoveries.add(1, ordering: .relaxed)
+            }
+            connection.perform(actions)
+        case .failure(let error):
+            connection.perform(connection.peer.subscribeFailed(route: route, error: error))
+        }
+    }
+
+    func unsubscribe(_ connection: Connection, from route: Route) {
+        guard hub.subscribers(of: route) != nil else { return }
+        let before = hub.subscribers(of: route)?.count ?? 0
+        let last = hub.remove(connection, from: route)
+        if (hub.subscribers(of: route)?.count ?? 0) < before || last {
+            shared.counters.subscriptions.subtract(1, ordering: .relaxed)
+        }
+        if last { try? shared.broker.unsubscribe([route]) }
+    }
+
+    // MARK: Publishing and acks
+
+    func publish(_ change: OrderChange, from connection: Connection, requestID: UInt32, wantsReceipts: Bool) {
+        let loop = context.eventLoop
+        let connectionID = connection.id
+        let shared = self.shared
+        shared.store.apply(change) { result in
+            switch result {
+            case .success(let applied):
+                shared.counters.publishesApplied.add(1, ordering: .relaxed)
+                if wantsReceipts && !applied.deduplicated {
+                    shared.receipts.watch(
+                        applied.record.route,
+                        applied.record.position,
+                        publisherLoop: loop,
+                        connection: connectionID,
+                        nowMillis: shared.clock.nowMillis()
+                    )
+                }
+            case .failure:
+                shared.counters.publishesRefused.add(1, ordering: .relaxed)
+            }
+            loop.execute { context in
+                guard let gateway = context.attachment(LoopGateway.self),
+                    let connection = gateway.connections[connectionID], !connection.isClosed
+                else { return }
+                connection.perform(connection.peer.publishCompleted(requestID: requestID, result: result))
+            }
+        }
+    }
+
+    func acknowledged(_ route: Route, offset: UInt64, by connection: Connection) {
+        let receipts = shared.receipts.acknowledged(route, offset: offset, subscriberID: connection.clientID, nowMillis: wallMillis)
+        for (loop, connectionID, receipt) in receipts {
+            loop.execute { context in
+                guard let gateway = context.attachment(LoopGateway.self),
+                    let publisher = gateway.connections[connectionID], !publisher.isClosed
+                else { return }
+                publisher.send(.deliveryReceipt(receipt))
+            }
+        }
+    }
+
+    // MARK: Time
+
+    /// Housekeeping: handshake deadlines, heartbeats and token expiry for every connection on this loop.
+    private func tick() {
+        let now = wallMillis
+        for connection in Array(connections.values) where !connection.isClosed {
+            let actions = connection.peer.tick(nowMillis: now)
+            if !actions.isEmpty { connection.perform(actions) }
+        }
+    }
+
+    // MARK: Drain
+
+    /// Stops accepting and disconnects every client with `shutdown`, paced over the drain period, each told to
+    /// come back after a random delay within it (so the fleet does not reconnect at once elsewhere).
+    func drain() {
+        guard !draining else { return }
+        draining = true
+        listener?.close()
+        listener = nil
+        let all = Array(connections.values)
+        guard !all.isEmpty else {
+            finishDrain()
+            return
+        }
+        let periodMillis = max(1, Int(shared.configuration.drainPeriod.components.seconds * 1000
+            + shared.configuration.drainPeriod.components.attoseconds / 1_000_000_000_000_000))
+        let step = 50
+        let rounds = max(1, periodMillis / step)
+        let perRound = max(1, (all.count + rounds - 1) / rounds)
+        var remaining = all[...]
+        func sendRound() {
+            for connection in remaining.prefix(perRound) where !connection.isClosed {
+                let delay = UInt32(Int.random(in: 0...periodMillis))
+                connection.perform(connection.peer.drain(reconnectAfterMillis: delay))
+            }
+            remaining = remaining.dropFirst(perRound)
+            if !remaining.isEmpty {
+                context.schedule(after: .milliseconds(step)) { sendRound() }
+            }
+        }
+        sendRound()
+    }
+
+    private func finishDrain() {
+        shared.drainedLoops.add(1, ordering: .relaxed)
+    }
+
+    /// Connections open on this loop.
+    var connectionCount: Int { connections.count }
+}
+
+@available(*, unavailable)
+extension LoopGateway: Sendable {}

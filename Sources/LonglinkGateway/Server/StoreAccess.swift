@@ -1,0 +1,19 @@
+public import LonglinkCore
+
+/// The Store's single writer as the gateway sees it: changes go in, durable results come back through a
+/// completion on the writer's thread. The gateway never touches an `OrderStore` itself; the composition root
+/// (`longlink serve`) adapts the real `StoreWriter` to this seam.
+public protocol StoreAccess: Sendable {
+    /// Applies a change; `completion` runs once it is durable (or refused), on the writer's thread.
+    func apply(_ change: OrderChange, completion: @escaping @Sendable (Result<AppliedChange, StoreError>) -> Void)
+
+    /// Reads what a subscribe needs, consistently with the writer: the snapshot and, when `since` is given, the
+    /// records after it (at most `limit`).
+    func readForSubscribe(
+        _ line: BusinessLine,
+        _ order: OrderID,
+        since: StreamPosition?,
+        limit: Int,
+        completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
+    )
+}
