@@ -63,6 +63,9 @@ public final class Listener: SelectorHandler {
         }
     }
 
+    /// A listener released without `close()` (its loop ended) still closes its socket.
+    deinit { if registration != nil { Socket.close(fd) } }
+
     /// True until `close()`.
     public var isOpen: Bool { registration != nil }
 
