@@ -5,8 +5,24 @@ APT_PACKAGES := binutils libc6-dev libgcc-12-dev pkg-config libprotobuf-c-dev pr
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PROTO_DIR := proto
 PROTO_OUT := CShims/CLonglinkProto
+PROTO_SRC := $(PROTO_DIR)/longlink/v1/frames.proto
+# The committed output is byte-exact for this protoc-c version (Debian 12's protobuf-c-compiler).
+PROTOC_C_VERSION := 1.4.1
 DATA_DIR ?= data
 SWIFT_BUILD_FLAGS ?=
+
+# generate_proto(out): run protoc-c on $(PROTO_SRC) into a scratch directory, then lay the output out the way
+# a SwiftPM C target wants it: the header under $(out)/include, the .c including it as "frames.pb-c.h".
+define generate_proto
+protoc-c --version 2>/dev/null | grep -qx "protobuf-c $(PROTOC_C_VERSION)" || \
+	{ echo "proto: need protoc-c $(PROTOC_C_VERSION) (Debian 12 protobuf-c-compiler), found: $$(protoc-c --version 2>&1 | head -1)"; exit 1; }; \
+gen=$$(mktemp -d) && \
+protoc-c --proto_path=$(PROTO_DIR) --c_out=$$gen $(PROTO_SRC) && \
+mkdir -p "$(1)/include" && \
+cp $$gen/longlink/v1/frames.pb-c.h "$(1)/include/frames.pb-c.h" && \
+sed 's|#include "longlink/v1/frames.pb-c.h"|#include "frames.pb-c.h"|' $$gen/longlink/v1/frames.pb-c.c > "$(1)/frames.pb-c.c" && \
+rm -rf "$$gen"
+endef
 
 .PHONY: deps build release run test proto proto-check format clean
 
@@ -39,24 +55,21 @@ test: deps proto-check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
 
-## proto: regenerate the committed protobuf-c sources from proto/.
+## proto: regenerate the committed protobuf-c sources (CShims/CLonglinkProto) from proto/ with protoc-c $(PROTOC_C_VERSION).
 proto: deps
-	protoc-c --proto_path=$(PROTO_DIR) --c_out=$(PROTO_OUT) $(PROTO_DIR)/longlink/v1/frames.proto
-	mv $(PROTO_OUT)/longlink/v1/frames.pb-c.h $(PROTO_OUT)/include/frames.pb-c.h
-	mv $(PROTO_OUT)/longlink/v1/frames.pb-c.c $(PROTO_OUT)/frames.pb-c.c
-	sed -i 's|#include "longlink/v1/frames.pb-c.h"|#include "frames.pb-c.h"|' $(PROTO_OUT)/frames.pb-c.c
-	rm -rf $(PROTO_OUT)/longlink
+	@$(call generate_proto,$(PROTO_OUT))
+	@echo "proto: regenerated $(PROTO_OUT)/frames.pb-c.c and $(PROTO_OUT)/include/frames.pb-c.h"
 
 ## proto-check: fail when the committed protobuf-c sources differ from what proto/ generates.
 proto-check: deps
-	@tmp=$$(mktemp -d); \
-	$(MAKE) --no-print-directory -s proto PROTO_OUT=$$tmp >/dev/null 2>&1 || { mkdir -p $$tmp/include; protoc-c --proto_path=$(PROTO_DIR) --c_out=$$tmp $(PROTO_DIR)/longlink/v1/frames.proto; }; \
-	if [ -f $(PROTO_DIR)/longlink/v1/frames.proto ]; then \
-		diff -q $$tmp/include/frames.pb-c.h $(PROTO_OUT)/include/frames.pb-c.h >/dev/null && \
-		diff -q $$tmp/frames.pb-c.c $(PROTO_OUT)/frames.pb-c.c >/dev/null || \
-		{ echo "proto-check: committed protobuf-c output differs from proto/; run 'make proto' and commit"; rm -rf $$tmp; exit 1; }; \
-	fi; \
-	rm -rf $$tmp; echo "proto-check: generated code matches proto/"
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(call generate_proto,$$tmp) || exit 1; \
+	if diff -u $(PROTO_OUT)/include/frames.pb-c.h $$tmp/include/frames.pb-c.h && \
+		diff -u $(PROTO_OUT)/frames.pb-c.c $$tmp/frames.pb-c.c; then \
+		echo "proto-check: generated code matches proto/"; \
+	else \
+		echo "proto-check: committed protobuf-c output differs from proto/; run 'make proto' and commit"; exit 1; \
+	fi
 
 format:
 	swift format --in-place --recursive Sources Tests Package.swift

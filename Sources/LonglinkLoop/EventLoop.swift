@@ -62,7 +62,14 @@ public final class EventLoop: Sendable, CustomStringConvertible {
         precondition(exchanged, "\(self) is already running or has run")
         thread.store(pthread_self(), ordering: .releasing)
         defer { thread.store(0, ordering: .releasing) }
-        let context = try LoopContext(eventLoop: self)
+        let context: LoopContext
+        do {
+            context = try LoopContext(eventLoop: self)
+        } catch {
+            var dropped: [@Sendable (LoopContext) -> Void] = []
+            inbox.close(into: &dropped)  // no context to run them with; later `execute` calls return false
+            throw error
+        }
         defer { context.finish() }
         setup(context)
         while !context.isStopped {

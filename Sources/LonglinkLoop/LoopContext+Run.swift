@@ -9,14 +9,15 @@ extension LoopContext {
         //    Indexing (not for-in) lets a hook add hooks.
         var hook = 0
         while hook < beforeSleepHooks.count {
-            beforeSleepHooks[hook]()
+            let run = beforeSleepHooks[hook]  // copied out: the hook may add hooks
+            run()
             hook += 1
         }
 
         // 2. Sleep. No timeout arithmetic: the timerfd is armed at the earliest timer deadline and the inbox's
         //    eventfd is written by other threads, so both wake epoll_wait like any other fd. If a hook asked to
-        //    stop, just poll.
-        let timeout: CInt = isStopped ? 0 : -1
+        //    stop, or jobs were enqueued locally by the last step 5, just poll.
+        let timeout: CInt = isStopped || !localJobs.isEmpty ? 0 : -1
         try selector.wait(timeoutMillis: timeout) { fd, generation, fired in
             // 3. Dispatch in the order epoll reported. The loop's own fds (generation 0) only need their readiness
             //    cleared; their work happens in steps 4 and 5. A handler gets read and write in one call and
@@ -37,14 +38,18 @@ extension LoopContext {
 
         // 4. Timers due by `now`, in deadline order (those they schedule wait for the next iteration), then re-arm
         //    the timerfd only if the earliest deadline is not already covered.
-        timers.runExpired(now: now)
+        while let timer = timers.popExpired(now: now) { timer() }
         armTimerIfNeeded()
 
         // 5. Jobs from other threads last: they see the state after this iteration's I/O and timers, and writes
         //    they queue are flushed by step 1 right away. The batch array is swapped, not reallocated.
+        //    Then the loop-local jobs (`enqueue`); those they enqueue wait for the next iteration.
         eventLoop.inbox.take(into: &jobs)
         for job in jobs { job(self) }
         jobs.removeAll(keepingCapacity: true)
+        swap(&localJobs, &localBatch)
+        for job in localBatch { job() }
+        localBatch.removeAll(keepingCapacity: true)
     }
 
     /// Runs after the last iteration: refuses new jobs and runs the ones already queued, so a `stop()` posted
@@ -53,5 +58,7 @@ extension LoopContext {
         eventLoop.inbox.close(into: &jobs)
         for job in jobs { job(self) }
         jobs.removeAll()
+        for job in localJobs { job() }
+        localJobs.removeAll()
     }
 }

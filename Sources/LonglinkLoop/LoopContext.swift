@@ -44,7 +44,11 @@ public final class LoopContext {
     var armedDeadline: UInt64?
     var beforeSleepHooks: [() -> Void] = []
     var jobs: [@Sendable (LoopContext) -> Void] = []
+    var localJobs: [() -> Void] = []
+    var localBatch: [() -> Void] = []
     private(set) var isStopped = false
+    /// Events dropped because their registration was removed or replaced earlier in the same batch (stats, tests).
+    public private(set) var droppedEventCount = 0
     /// Monotonic nanoseconds sampled after each `epoll_wait`: a cheap "now" for handlers and timers.
     public internal(set) var now: UInt64
 
@@ -133,7 +137,10 @@ public final class LoopContext {
         let index = Int(fd)
         guard index < registrations.count, let registration = registrations[index],
             registration.generation == generation
-        else { return }
+        else {
+            droppedEventCount += 1
+            return
+        }
         var event = fired
         if !fired.isDisjoint(with: [.error, .reset]) {
             event.formUnion(registration.interest.intersection([.read, .write]))
@@ -179,7 +186,8 @@ public final class LoopContext {
 
     private func scheduleTimer(delay: Duration, interval: UInt64?, _ body: @escaping () -> Void) -> TimerID {
         assertOnLoop()
-        let deadline = MonotonicClock.nanoseconds() &+ Self.nanoseconds(delay)
+        // Never at or before this iteration's `now`: a timer scheduled by a timer runs in the next iteration.
+        let deadline = Swift.max(MonotonicClock.nanoseconds() &+ Self.nanoseconds(delay), now &+ 1)
         let id = timers.schedule(deadline: deadline, interval: interval.map { Swift.max($0, 1) }, body)
         armTimerIfNeeded()
         return id
@@ -217,6 +225,15 @@ public final class LoopContext {
     public func addBeforeSleep(_ hook: @escaping () -> Void) {
         assertOnLoop()
         beforeSleepHooks.append(hook)
+    }
+
+    /// Runs `job` on this loop at the end of the current iteration, after every event of this batch has been
+    /// dispatched and after the timers (or in the next iteration, if called from such a job). Unlike
+    /// `EventLoop.execute`, the closure need not be `Sendable`: it never leaves the loop thread, and it costs no lock
+    /// and no wake-up.
+    public func enqueue(_ job: @escaping () -> Void) {
+        assertOnLoop()
+        localJobs.append(job)
     }
 
     /// Makes `run` return after the current iteration (queued jobs still run).

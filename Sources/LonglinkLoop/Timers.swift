@@ -54,10 +54,11 @@ struct TimerHeap {
         return true
     }
 
-    /// Runs every timer whose deadline is at or before `now`, in deadline order. Timers scheduled by these
-    /// callbacks, and repeats, are due no earlier than `now + 1`, so they wait for the next iteration: a
-    /// zero-delay timer cannot starve I/O.
-    mutating func runExpired(now: UInt64) {
+    /// Removes the earliest timer due at or before `now` and returns its callback (a repeating timer is put back,
+    /// due no earlier than `now + 1`). The caller runs the callback outside this struct's access, because a callback
+    /// may schedule or cancel timers. Looping until nil runs due timers in deadline order; timers scheduled by these
+    /// callbacks are due after `now`, so they wait for the next iteration: a zero-delay timer cannot starve I/O.
+    mutating func popExpired(now: UInt64) -> (() -> Void)? {
         while let top = heap.first, top.deadline <= now {
             popTop()
             guard let timer = timers[top.id] else { continue }
@@ -66,8 +67,9 @@ struct TimerHeap {
             } else {
                 timers.removeValue(forKey: top.id)
             }
-            timer.body()
+            return timer.body
         }
+        return nil
     }
 
     private mutating func compact() {

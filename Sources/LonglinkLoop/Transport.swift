@@ -1,0 +1,90 @@
+public import LonglinkCore
+
+/// A byte stream owned by one event loop: plain TCP (`PlainTransport`) or, later, TLS as a decorator over the
+/// same fd. Redis's `ConnectionType` as a protocol. Loop-confined, deliberately not `Sendable`.
+///
+/// The connection drives it from its `SelectorHandler`: `handshake()` until `.processed`, then `read`/`write`.
+/// The loop registration's interest is the union of what the connection wants (`.read`, plus `.write` while its
+/// queue is non-empty) and the transport's own `interest`, because a TLS transport may need writability to finish a
+/// read (renegotiation) or readability to finish a write (Redis's `tls.c` `updateSSLEvent`). Re-read `interest`
+/// after every call.
+public protocol Transport: AnyObject {
+    /// The socket underneath (for registering with the loop).
+    var fd: CInt { get }
+    /// Readiness the transport itself waits for to make progress (a pending connect or TLS handshake step), on top
+    /// of what the connection asks for. Empty for an established plain TCP stream.
+    var interest: SelectorEvent { get }
+    /// Advances the connection set-up (TCP connect completion, TLS handshake). `.wouldBlock` means "call again on
+    /// the next readiness in `interest`"; `.processed` means ready for `read`/`write`.
+    func handshake() throws(TransportError) -> IOResult<Void>
+    /// Appends received bytes to `buffer` (one read per call; the caller applies its read budget).
+    /// `.processed(0)` is end of stream.
+    func read(into buffer: inout ByteBuffer) throws(TransportError) -> IOResult<Int>
+    /// Writes from the front of `queue` and consumes what was written. Check `queue.isEmpty` afterwards.
+    func write(_ queue: inout OutboundQueue) throws(TransportError) -> IOResult<Int>
+    /// Closes the stream and its fd. Deregister from the loop first. Idempotent.
+    func close()
+}
+
+/// Which side of a connection a transport is made for.
+public enum TransportRole: Hashable, Sendable {
+    /// A connection a listener accepted (server side).
+    case accepted
+    /// An outgoing connection whose non-blocking connect is in progress; `serverName` is for TLS SNI and checks.
+    case connecting(serverName: String?)
+}
+
+/// Makes transports for fds on a loop thread; the factory itself is shared by all loops.
+public protocol TransportFactory: Sendable {
+    /// Wraps `fd` (already non-blocking); the transport owns it from now on.
+    func makeTransport(fd: CInt, role: TransportRole) throws(TransportError) -> any Transport
+}
+
+/// Why a transport failed. A struct over a private enum (Hummingbird's style) so TLS can add kinds without
+/// breaking callers: match on `kind` (`.io`, `.closed`, `.protocolFailure`).
+public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The family of failure.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable { case io, closed, protocolFailure }
+        private let value: Value
+
+        /// A system call on the socket failed (`underlying` has the errno).
+        public static let io = Kind(value: .io)
+        /// The transport was used after `close()`.
+        public static let closed = Kind(value: .closed)
+        /// The stream's own protocol failed (e.g. a TLS alert or certificate check).
+        public static let protocolFailure = Kind(value: .protocolFailure)
+
+        public var description: String {
+            switch value {
+            case .io: "io"
+            case .closed: "closed"
+            case .protocolFailure: "protocolFailure"
+            }
+        }
+    }
+
+    /// The family of failure.
+    public let kind: Kind
+    /// Human-readable detail.
+    public let reason: String
+    /// The failed system call, for `.io`.
+    public let underlying: IOError?
+
+    /// Creates an error of `kind`.
+    public init(kind: Kind, reason: String, underlying: IOError? = nil) {
+        self.kind = kind
+        self.reason = reason
+        self.underlying = underlying
+    }
+
+    /// Wraps a failed system call.
+    public static func io(_ error: IOError) -> TransportError {
+        TransportError(kind: .io, reason: error.description, underlying: error)
+    }
+
+    /// The transport was already closed.
+    public static let closed = TransportError(kind: .closed, reason: "transport is closed")
+
+    public var description: String { "TransportError(\(kind)): \(reason)" }
+}

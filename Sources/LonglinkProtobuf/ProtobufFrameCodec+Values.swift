@@ -1,0 +1,223 @@
+import Glibc
+import LonglinkCore
+internal import CLonglinkProto
+
+/// A state as it travels: a `State` number from the catalog, or a name.
+enum CState {
+    case code(Longlink__V1__State)
+    case name(UnsafeMutablePointer<CChar>)
+}
+
+/// The well-known states of the proto's `State` enum, read from protobuf-c's descriptor so the proto is the
+/// single source of truth: `STATE_DRIVER_ASSIGNED = 5` is the state named `driver_assigned`.
+enum StateCatalog {
+    /// State by number (index); nil for numbers the catalog does not hold (0 included).
+    static let states: [OrderState?] = {
+        var states = [OrderState?](repeating: nil, count: 1)
+        for (name, number) in entries {
+            if states.count <= Int(number) { states += repeatElement(nil, count: Int(number) + 1 - states.count) }
+            states[Int(number)] = OrderState(name)
+        }
+        return states
+    }()
+
+    /// Number by state name.
+    static let numbers: [String: UInt32] = Dictionary(uniqueKeysWithValues: entries)
+
+    private static var entries: [(String, UInt32)] {
+        let descriptor = longlink__v1__state__descriptor
+        var result: [(String, UInt32)] = []
+        for index in 0..<Int(descriptor.n_values) {
+            let value = descriptor.values[index]
+            guard value.value > 0, let name = String(validatingCString: value.name) else { continue }
+            result.append((String(name.dropFirst("STATE_".count)).lowercased(), UInt32(value.value)))
+        }
+        return result
+    }
+
+    /// The state with wire number `number`, or nil when the catalog has none.
+    static func state(_ number: Longlink__V1__State) -> OrderState? {
+        let index = Int(number.rawValue)
+        return index < states.count ? states[index] : nil
+    }
+}
+
+extension ProtobufFrameCodec {
+    // MARK: Encoding helpers (Swift → C, no copies: the pointers are valid only inside `body`)
+
+    /// Calls `body` with a NUL-terminated pointer to `string`'s UTF-8 (the string's own storage for
+    /// native strings). A string holding a NUL byte cannot travel as a protobuf-c string: `.unencodable`.
+    static func withCString(
+        _ string: String,
+        _ body: (UnsafeMutablePointer<CChar>) -> FrameError?
+    ) -> FrameError? {
+        string.withCString { pointer in
+            guard strlen(pointer) == string.utf8.count else {
+                return .unencodable("a string field contains a NUL byte")
+            }
+            return body(UnsafeMutablePointer(mutating: pointer))
+        }
+    }
+
+    /// `withCString` for an optional string; `body` gets nil when `string` is nil.
+    static func withOptionalCString(
+        _ string: String?,
+        _ body: (UnsafeMutablePointer<CChar>?) -> FrameError?
+    ) -> FrameError? {
+        guard let string else { return body(nil) }
+        return withCString(string) { body($0) }
+    }
+
+    /// Calls `body` with `state` as a catalog number, or as its name when the catalog does not hold it.
+    static func withCState(_ state: OrderState, _ body: (CState) -> FrameError?) -> FrameError? {
+        if let number = StateCatalog.numbers[state.name] {
+            return body(.code(Longlink__V1__State(rawValue: number)))
+        }
+        return withCString(state.name) { body(.name($0)) }
+    }
+
+    /// `withCState` for an optional state; `body` gets nil when `state` is nil.
+    static func withOptionalCState(_ state: OrderState?, _ body: (CState?) -> FrameError?) -> FrameError? {
+        guard let state else { return body(nil) }
+        return withCState(state) { body($0) }
+    }
+
+    /// Calls `body` with a `Position` message, or nil when `position` is nil.
+    static func withCPosition(
+        _ position: StreamPosition?,
+        _ body: (UnsafeMutablePointer<Longlink__V1__Position>?) -> FrameError?
+    ) -> FrameError? {
+        guard let position else { return body(nil) }
+        var message = Longlink__V1__Position()
+        longlink__v1__position__init(&message)
+        message.epoch = position.epoch
+        message.offset = position.offset
+        return withUnsafeMutablePointer(to: &message) { body($0) }
+    }
+
+    /// Calls `body` with an `OrderFields` message, or nil when no field is set (the field is then not sent).
+    static func withCFields(
+        _ fields: OrderFields,
+        _ body: (UnsafeMutablePointer<Longlink__V1__OrderFields>?) -> FrameError?
+    ) -> FrameError? {
+        if fields.driverID == nil, fields.etaSeconds == nil, fields.location == nil,
+            fields.cancellationReason == nil, fields.payload.isEmpty
+        {
+            return body(nil)
+        }
+        var message = Longlink__V1__OrderFields()
+        longlink__v1__order_fields__init(&message)
+        setScalars(of: fields, on: &message)
+        return withOptionalCString(fields.driverID) { driverID in
+            if let driverID {
+                message.opt_driver_id_case = LONGLINK__V1__ORDER_FIELDS__OPT_DRIVER_ID_DRIVER_ID
+                message.driver_id = driverID
+            }
+            return withOptionalCString(fields.cancellationReason) { reason in
+                if let reason {
+                    message.opt_cancellation_reason_case =
+                        LONGLINK__V1__ORDER_FIELDS__OPT_CANCELLATION_REASON_CANCELLATION_REASON
+                    message.cancellation_reason = reason
+                }
+                return fields.payload.withUnsafeBufferPointer { payload in
+                    message.payload = ProtobufCBinaryData(
+                        len: payload.count,
+                        data: UnsafeMutablePointer(mutating: payload.baseAddress)
+                    )
+                    return withUnsafeMutablePointer(to: &message) { body($0) }
+                }
+            }
+        }
+    }
+
+    /// Sets the fields of `message` that are not strings or bytes.
+    static func setScalars(of fields: OrderFields, on message: inout Longlink__V1__OrderFields) {
+        if let eta = fields.etaSeconds {
+            message.opt_eta_seconds_case = LONGLINK__V1__ORDER_FIELDS__OPT_ETA_SECONDS_ETA_SECONDS
+            message.eta_seconds = eta
+        }
+        if let location = fields.location {
+            message.opt_latitude_e6_case = LONGLINK__V1__ORDER_FIELDS__OPT_LATITUDE_E6_LATITUDE_E6
+            message.latitude_e6 = location.latitudeE6
+            message.opt_longitude_e6_case = LONGLINK__V1__ORDER_FIELDS__OPT_LONGITUDE_E6_LONGITUDE_E6
+            message.longitude_e6 = location.longitudeE6
+        }
+    }
+
+    // MARK: Decoding helpers (C → Swift, validated)
+
+    /// The Swift string of a protobuf-c string field; `.malformed` when it is not UTF-8.
+    static func string(_ pointer: UnsafeMutablePointer<CChar>?, _ field: StaticString) throws(FrameError) -> String {
+        guard let pointer else { return "" }
+        guard let string = String(validatingCString: pointer) else { throw .malformed("\(field) is not UTF-8") }
+        return string
+    }
+
+    /// A state from its number (which must be in the catalog) or its name.
+    static func state(code: Longlink__V1__State) throws(FrameError) -> OrderState {
+        guard let state = StateCatalog.state(code) else { throw .invalidValue("unknown state number \(code.rawValue)") }
+        return state
+    }
+
+    /// A state from its name.
+    static func state(name: UnsafeMutablePointer<CChar>?) throws(FrameError) -> OrderState {
+        OrderState(try string(name, "state name"))
+    }
+
+    /// A position message; `.zero` when absent.
+    static func position(_ pointer: UnsafeMutablePointer<Longlink__V1__Position>?) -> StreamPosition {
+        guard let position = pointer?.pointee else { return .zero }
+        return StreamPosition(epoch: position.epoch, offset: position.offset)
+    }
+
+    /// An `OrderFields` message; `.none` when absent.
+    static func fields(_ pointer: UnsafeMutablePointer<Longlink__V1__OrderFields>?) throws(FrameError) -> OrderFields {
+        guard let message = pointer?.pointee else { return .none }
+        var fields = OrderFields()
+        if message.opt_driver_id_case == LONGLINK__V1__ORDER_FIELDS__OPT_DRIVER_ID_DRIVER_ID {
+            fields.driverID = try string(message.driver_id, "driver_id")
+        }
+        if message.opt_eta_seconds_case == LONGLINK__V1__ORDER_FIELDS__OPT_ETA_SECONDS_ETA_SECONDS {
+            fields.etaSeconds = message.eta_seconds
+        }
+        let hasLatitude = message.opt_latitude_e6_case == LONGLINK__V1__ORDER_FIELDS__OPT_LATITUDE_E6_LATITUDE_E6
+        let hasLongitude = message.opt_longitude_e6_case == LONGLINK__V1__ORDER_FIELDS__OPT_LONGITUDE_E6_LONGITUDE_E6
+        switch (hasLatitude, hasLongitude) {
+        case (true, true):
+            fields.location = GeoPoint(latitudeE6: message.latitude_e6, longitudeE6: message.longitude_e6)
+        case (false, false):
+            break
+        default:
+            throw .invalidValue("a location needs both latitude_e6 and longitude_e6")
+        }
+        if message.opt_cancellation_reason_case
+            == LONGLINK__V1__ORDER_FIELDS__OPT_CANCELLATION_REASON_CANCELLATION_REASON
+        {
+            fields.cancellationReason = try string(message.cancellation_reason, "cancellation_reason")
+        }
+        if message.payload.len > 0, let data = message.payload.data {
+            fields.payload = Array(UnsafeBufferPointer(start: data, count: message.payload.len))
+        }
+        return fields
+    }
+
+    /// Parses a route field; `.invalidValue` when it is not a valid route URL.
+    static func route(_ pointer: UnsafeMutablePointer<CChar>?, _ field: StaticString) throws(FrameError) -> Route {
+        let text = try string(pointer, field)
+        do {
+            return try Route(parsing: text)
+        } catch {
+            throw .invalidValue("\(field): \(error)")
+        }
+    }
+
+    /// Parses a route that must name an order (`order://<line>/<id>`).
+    static func orderRoute(
+        _ pointer: UnsafeMutablePointer<CChar>?,
+        _ field: StaticString
+    ) throws(FrameError) -> (route: Route, line: BusinessLine, id: OrderID) {
+        let route = try route(pointer, field)
+        guard let order = route.order else { throw .invalidValue("\(field): '\(route)' is not an order route") }
+        return (route, order.line, order.id)
+    }
+}

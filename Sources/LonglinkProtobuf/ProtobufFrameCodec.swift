@@ -1,0 +1,110 @@
+public import LonglinkCore
+internal import CLonglinkProto
+
+/// The production `FrameCodec`: each frame body is a `longlink.v1.ClientFrame` or `ServerFrame` protobuf
+/// message (`proto/longlink/v1/frames.proto`), packed and unpacked by protobuf-c.
+///
+/// Encoding builds the protobuf-c structs on the stack, pointing at the Swift strings' own UTF-8, asks
+/// protobuf-c for the packed size, writes the varint prefix and packs the body straight into the caller's
+/// `ByteBuffer`: no intermediate arrays. Decoding unpacks into an arena block on the stack (no malloc for a
+/// typical frame), converts to Swift values, validates them and resets the arena.
+///
+/// Stateless and `Sendable`: one codec may be shared by every thread.
+public struct ProtobufFrameCodec: FrameCodec {
+    /// Bodies above this size are refused before protobuf-c reads them (the `FrameReader` normally refuses
+    /// them much earlier, at its `maxFrameSize`).
+    static let maxBodySize = 16 * 1024 * 1024
+    /// Size of the decoding arena block. Swift keeps temporary allocations of up to 1 KiB on the stack; a
+    /// typical push needs about 300 bytes. Larger frames (a `subscribed` with many records) spill to malloc.
+    static let arenaBlockSize = 1024
+
+    /// Creates the codec.
+    public init() {}
+
+    /// Encodes a server→client frame, appending its varint length prefix and body to `buffer`.
+    public func encode(_ frame: ServerFrame, into buffer: inout ByteBuffer) throws(FrameError) {
+        let failure = Self.withCMessage(frame) { message in
+            let size = CLonglinkProto_server_frame_packed_size(message)
+            Self.writeBody(size: size, into: &buffer) { out, capacity in
+                CLonglinkProto_server_frame_pack(message, out, capacity, size)
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Encodes a client→server frame, appending its varint length prefix and body to `buffer`.
+    public func encode(_ frame: ClientFrame, into buffer: inout ByteBuffer) throws(FrameError) {
+        let failure = Self.withCMessage(frame) { message in
+            let size = CLonglinkProto_client_frame_packed_size(message)
+            Self.writeBody(size: size, into: &buffer) { out, capacity in
+                CLonglinkProto_client_frame_pack(message, out, capacity, size)
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Decodes one client→server frame body (without its length prefix).
+    public func decodeClientFrame(body: UnsafeRawBufferPointer) throws(FrameError) -> ClientFrame {
+        try Self.checkBodySize(body)
+        return try Self.withArena { (arena) throws(FrameError) -> ClientFrame in
+            let base = body.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            guard let message = CLonglinkProto_client_frame_unpack(arena, base, body.count, Self.maxBodySize) else {
+                CLonglinkProto_client_frame_free(nil, arena)
+                throw WireScan.diagnose(body, message: "ClientFrame")
+            }
+            defer { CLonglinkProto_client_frame_free(message, arena) }
+            return try Self.clientFrame(from: message.pointee)
+        }
+    }
+
+    /// Decodes one server→client frame body (without its length prefix).
+    public func decodeServerFrame(body: UnsafeRawBufferPointer) throws(FrameError) -> ServerFrame {
+        try Self.checkBodySize(body)
+        return try Self.withArena { (arena) throws(FrameError) -> ServerFrame in
+            let base = body.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            guard let message = CLonglinkProto_server_frame_unpack(arena, base, body.count, Self.maxBodySize) else {
+                CLonglinkProto_server_frame_free(nil, arena)
+                throw WireScan.diagnose(body, message: "ServerFrame")
+            }
+            defer { CLonglinkProto_server_frame_free(message, arena) }
+            return try Self.serverFrame(from: message.pointee)
+        }
+    }
+
+    // MARK: Shared plumbing
+
+    /// Writes `size` as a varint, then lets `pack` fill exactly `size` bytes at the writer index.
+    private static func writeBody(
+        size: Int,
+        into buffer: inout ByteBuffer,
+        _ pack: (UnsafeMutablePointer<UInt8>, Int) -> Int
+    ) {
+        buffer.writeVarint(UInt64(size))
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { out in
+            let written = pack(out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count)
+            precondition(written == size, "protobuf-c packed \(written) bytes, announced \(size)")
+            return written
+        }
+    }
+
+    private static func checkBodySize(_ body: UnsafeRawBufferPointer) throws(FrameError) {
+        guard body.count > 0, body.baseAddress != nil else { throw .empty }
+        guard body.count <= maxBodySize else { throw .oversized(length: UInt64(body.count), limit: maxBodySize) }
+    }
+
+    /// Runs `body` with an arena whose block lives on the stack for the duration of the call.
+    static func withArena<R>(
+        _ body: (UnsafeMutablePointer<CLonglinkProto_Arena>) throws(FrameError) -> R
+    ) throws(FrameError) -> R {
+        try withUnsafeTemporaryAllocation(byteCount: arenaBlockSize, alignment: 16) {
+            (block) throws(FrameError) -> R in
+            var arena = CLonglinkProto_Arena()
+            return try withUnsafeMutablePointer(to: &arena) { (arena) throws(FrameError) -> R in
+                CLonglinkProto_arena_init(arena, block.baseAddress, block.count)
+                return try body(arena)
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Glibc
+import LonglinkCore
+import LonglinkLoop
+import Synchronization
+
+/// Polls `condition` every millisecond for up to `seconds`; returns whether it became true. Bounds every wait so a
+/// bug fails the test instead of hanging it.
+func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+    while !condition() {
+        if MonotonicClock.nanoseconds() > deadline { return false }
+        usleep(1000)
+    }
+    return true
+}
+
+/// A value shared between the test thread and loop threads.
+final class Shared<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    init(_ value: Value) { storage = Mutex(value) }
+    var value: Value { storage.withLock { $0 } }
+    func update<R>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
+}
+
+/// Runs `body` on a new thread (Foundation-free: a pthread with a global entry point).
+func spawnThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+    let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    var thread = pthread_t()
+    let result = pthread_create(&thread, nil, threadEntry, box)
+    precondition(result == 0, "pthread_create failed: \(result)")
+    return thread
+}
+
+private final class ThreadBody {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+private func threadEntry(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue().body()
+    return nil
+}
+
+/// A connected loopback TCP pair: `client` from `Socket.connect`, `server` from `Socket.accept`.
+func loopbackPair(clientReceiveBuffer: Int? = nil, serverSendBuffer: Int? = nil) throws -> (client: CInt, server: CInt) {
+    let listener = try Socket.listen(host: "127.0.0.1", port: 0)
+    defer { Socket.close(listener) }
+    let address = try SocketAddress(ipAddress: "127.0.0.1", port: try Socket.localPort(listener))
+    let (client, _) = try Socket.connect(to: address)
+    if let clientReceiveBuffer { try Socket.setBufferSizes(client, receive: clientReceiveBuffer) }
+    var pending = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+    guard poll(&pending, 1, 10_000) == 1, let server = try Socket.accept(listener) else {
+        Socket.close(client)
+        throw IOError(errno: ETIMEDOUT, function: "accept (test)")
+    }
+    if let serverSendBuffer { try Socket.setBufferSizes(server, send: serverSendBuffer) }
+    var writable = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
+    _ = poll(&writable, 1, 10_000)
+    _ = try Socket.finishConnect(client)
+    return (client, server)
+}
