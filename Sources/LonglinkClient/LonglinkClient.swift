@@ -1,5 +1,5 @@
 public import LonglinkCore
-import LonglinkLoop
+public import LonglinkLoop
 import Synchronization
 
 /// The library apps link: one persistent connection to a Longlink gateway, kept alive across network changes.

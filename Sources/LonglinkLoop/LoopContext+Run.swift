@@ -60,5 +60,6 @@ extension LoopContext {
         jobs.removeAll()
         for job in localJobs { job() }
         localJobs.removeAll()
+        detachAll()
     }
 }

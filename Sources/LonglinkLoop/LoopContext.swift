@@ -43,6 +43,8 @@ public final class LoopContext {
     /// The deadline the timerfd is armed for, nil when it is disarmed or has fired.
     var armedDeadline: UInt64?
     var beforeSleepHooks: [() -> Void] = []
+    /// Loop-confined objects keyed by type, so jobs posted from other threads can find them (see `attach`).
+    private var attachments: [ObjectIdentifier: AnyObject] = [:]
     var jobs: [@Sendable (LoopContext) -> Void] = []
     var localJobs: [() -> Void] = []
     var localBatch: [() -> Void] = []
@@ -216,6 +218,31 @@ public final class LoopContext {
         } catch {
             preconditionFailure("\(error)")  // only EINVAL is possible, which would be a bug here
         }
+    }
+
+    // MARK: Attachments.
+
+    /// Attaches a loop-confined object (e.g. a server's per-loop state) so that jobs posted with
+    /// `EventLoop.execute` find it with `attachment(_:)`: a job carries only Sendable values and looks up what it
+    /// needs here, on the loop thread. One object per type; attaching again replaces it.
+    public func attach<T: AnyObject>(_ object: T) {
+        assertOnLoop()
+        attachments[ObjectIdentifier(T.self)] = object
+    }
+
+    /// The object of type `T` attached to this loop, if any.
+    public func attachment<T: AnyObject>(_ type: T.Type) -> T? {
+        assertOnLoop()
+        return attachments[ObjectIdentifier(type)] as? T
+    }
+
+    /// Drops every attachment (when the loop finishes), breaking their references back to this context.
+    func detachAll() { attachments.removeAll() }
+
+    /// Removes the attachment of type `T`.
+    public func detach<T: AnyObject>(_ type: T.Type) {
+        assertOnLoop()
+        attachments[ObjectIdentifier(type)] = nil
     }
 
     // MARK: Hooks and stopping.

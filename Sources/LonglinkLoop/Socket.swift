@@ -100,6 +100,21 @@ public enum Socket {
         try syscallValue("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, updated) }
     }
 
+    /// The address of the peer of a connected socket.
+    public static func peerAddress(_ fd: CInt) throws(IOError) -> SocketAddress {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        return try withUnsafeMutableBytes(of: &storage) { raw throws(IOError) in
+            try syscallValue("getpeername") {
+                getpeername(fd, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
+            }
+            guard let address = SocketAddress(sockaddr: UnsafeRawPointer(raw.baseAddress!)) else {
+                throw IOError(errno: EAFNOSUPPORT, function: "getpeername")
+            }
+            return address
+        }
+    }
+
     /// The address a socket is bound to (`getsockname`).
     public static func localAddress(_ fd: CInt) throws(IOError) -> SocketAddress {
         var storage = sockaddr_storage()

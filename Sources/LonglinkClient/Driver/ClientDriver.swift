@@ -1,5 +1,7 @@
 import LonglinkCore
+import Glibc
 import LonglinkLoop
+import Synchronization
 
 /// The loop side of a `LonglinkClient`: one connection at a time, reconnecting with backoff, feeding frames
 /// through `ClientSession` and carrying out what it says. Loop-confined; the handle posts work here.

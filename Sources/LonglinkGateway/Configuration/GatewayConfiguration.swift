@@ -1,4 +1,4 @@
-public import LonglinkCore
+import LonglinkCore
 
 /// Everything the gateway needs to know to run, as plain values. `longlink serve` builds it from the resolved
 /// options; tests build it directly with small timings.

@@ -1,5 +1,6 @@
 import LonglinkCore
 import LonglinkLoop
+import Synchronization
 
 /// One client connection on one loop: its transport, its inbound bytes, its outbound queue and its
 /// `PeerStateMachine`. Loop-confined. It turns readiness into frames for the peer, and the peer's actions into

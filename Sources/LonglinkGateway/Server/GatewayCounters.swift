@@ -1,32 +1,32 @@
-import LonglinkCore
+public import LonglinkCore
 import Synchronization
 
 /// Process-wide counters every loop bumps with relaxed atomics: what `/metrics`, `inspect` and tests read.
 public final class GatewayCounters: Sendable {
     /// Open connections.
-    public let connections = Atomic<Int>(0)
+    let connections = Atomic<Int>(0)
     /// Connections accepted since start.
-    public let accepted = Atomic<Int>(0)
+    let accepted = Atomic<Int>(0)
     /// Connections refused at accept (limit reached).
-    public let refused = Atomic<Int>(0)
+    let refused = Atomic<Int>(0)
     /// Active subscriptions.
-    public let subscriptions = Atomic<Int>(0)
+    let subscriptions = Atomic<Int>(0)
     /// Push frames queued to subscribers.
-    public let pushes = Atomic<Int>(0)
+    let pushes = Atomic<Int>(0)
     /// Bytes of push frames queued.
-    public let pushedBytes = Atomic<Int>(0)
+    let pushedBytes = Atomic<Int>(0)
     /// Publishes the Store accepted.
-    public let publishesApplied = Atomic<Int>(0)
+    let publishesApplied = Atomic<Int>(0)
     /// Publishes refused (illegal transition, unknown order, ...).
-    public let publishesRefused = Atomic<Int>(0)
+    let publishesRefused = Atomic<Int>(0)
     /// Subscribers cut for being slow.
-    public let slowDisconnects = Atomic<Int>(0)
+    let slowDisconnects = Atomic<Int>(0)
     /// Records held back and coalesced for slow subscribers.
-    public let coalescedRecords = Atomic<Int>(0)
+    let coalescedRecords = Atomic<Int>(0)
     /// Connections that sent undecodable bytes.
-    public let protocolErrors = Atomic<Int>(0)
+    let protocolErrors = Atomic<Int>(0)
     /// Subscribes answered with `recovered = true` after a resume.
-    public let recoveries = Atomic<Int>(0)
+    let recoveries = Atomic<Int>(0)
     private let disconnects = Mutex<[UInt32: Int]>([:])
 
     public init() {}
@@ -36,10 +36,59 @@ public final class GatewayCounters: Sendable {
         disconnects.withLock { $0[code.rawValue, default: 0] += 1 }
     }
 
+    /// A consistent-enough copy of every counter (each read atomically).
+    public var snapshot: GatewayStats {
+        GatewayStats(
+            connections: connections.load(ordering: .relaxed),
+            accepted: accepted.load(ordering: .relaxed),
+            refused: refused.load(ordering: .relaxed),
+            subscriptions: subscriptions.load(ordering: .relaxed),
+            pushes: pushes.load(ordering: .relaxed),
+            pushedBytes: pushedBytes.load(ordering: .relaxed),
+            publishesApplied: publishesApplied.load(ordering: .relaxed),
+            publishesRefused: publishesRefused.load(ordering: .relaxed),
+            slowDisconnects: slowDisconnects.load(ordering: .relaxed),
+            coalescedRecords: coalescedRecords.load(ordering: .relaxed),
+            protocolErrors: protocolErrors.load(ordering: .relaxed),
+            recoveries: recoveries.load(ordering: .relaxed),
+            disconnects: disconnectsByCode
+        )
+    }
+
     /// Disconnects so far, by numbered reason.
     public var disconnectsByCode: [DisconnectCode: Int] {
         disconnects.withLock { table in
             Dictionary(uniqueKeysWithValues: table.map { (DisconnectCode(rawValue: $0.key), $0.value) })
         }
     }
+}
+
+/// A copy of the gateway's counters at one moment.
+public struct GatewayStats: Sendable, Hashable {
+    /// Open connections.
+    public var connections: Int
+    /// Connections accepted since start.
+    public var accepted: Int
+    /// Connections refused at accept.
+    public var refused: Int
+    /// Active subscriptions.
+    public var subscriptions: Int
+    /// Push frames queued.
+    public var pushes: Int
+    /// Push bytes queued.
+    public var pushedBytes: Int
+    /// Publishes accepted by the Store.
+    public var publishesApplied: Int
+    /// Publishes refused.
+    public var publishesRefused: Int
+    /// Slow subscribers cut.
+    public var slowDisconnects: Int
+    /// Records coalesced for slow subscribers.
+    public var coalescedRecords: Int
+    /// Connections that sent undecodable bytes.
+    public var protocolErrors: Int
+    /// Resumes answered with recovered = true.
+    public var recoveries: Int
+    /// Disconnects by numbered reason.
+    public var disconnects: [DisconnectCode: Int]
 }

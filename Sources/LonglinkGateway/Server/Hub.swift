@@ -1,4 +1,4 @@
-public import LonglinkCore
+import LonglinkCore
 
 /// One loop's index of who listens to what: route → the connections subscribed on this loop.
 ///

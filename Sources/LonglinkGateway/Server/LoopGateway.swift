@@ -1,6 +1,7 @@
 import Glibc
 import LonglinkCore
 import LonglinkLoop
+import Synchronization
 
 /// The gateway's state on one event loop: its listener, its connections, its hub and its flush list.
 /// Created on the loop thread and attached to its `LoopContext`; jobs from other threads (deliveries, Store
