@@ -59,3 +59,10 @@ struct SQLiteError: Error, CustomStringConvertible {
         return .storage("\(detail); \(advice)", retryable: isRetryable)
     }
 }
+
+extension SQLiteError {
+    /// A row that SQLite returned but Longlink cannot read (it was not written by Longlink, or is damaged).
+    static func invalidRow(_ what: String) -> SQLiteError {
+        SQLiteError(code: SQLITE_CORRUPT, message: what, operation: "read")
+    }
+}

@@ -29,7 +29,8 @@ enum SQLiteSchema {
     ///   `terminal` caches whether `state` ends the lifecycle (for `expire`); `last_offset` is the snapshot's
     ///   position.
     /// - `history`: the records, keyed by (order_key, record_offset). The idempotency index is the partial
-    ///   unique index on `idempotency_key`: a key is remembered as long as its record is retained.
+    ///   index on (order_key, idempotency_key): a key is scoped to its order and remembered as long as its
+    ///   record is retained.
     static let version1 = Migration(
         version: 1,
         summary: "initial schema: meta, orders, history, idempotency index",
@@ -72,7 +73,7 @@ enum SQLiteSchema {
                 PRIMARY KEY (order_key, record_offset)
             ) WITHOUT ROWID;
             CREATE INDEX history_age ON history (accepted_at);
-            CREATE UNIQUE INDEX history_idempotency ON history (idempotency_key) WHERE idempotency_key <> '';
+            CREATE INDEX history_idempotency ON history (order_key, idempotency_key) WHERE idempotency_key <> '';
             """
     )
 
