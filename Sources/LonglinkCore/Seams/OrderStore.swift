@@ -7,12 +7,17 @@
 ///   `unknownOrder`.
 /// - Offsets start at 1 and strictly increase per order, without gaps, within one epoch.
 /// - Applying a change whose non-empty idempotency key was applied before (to the same order) returns the
-///   first record with `deduplicated = true` and stores nothing.
+///   first record with `deduplicated = true`, the order's current snapshot, and stores nothing. A key is
+///   remembered as long as its record is retained.
+/// - Validation and record building are `ChangeValidation.prepare`, shared by every implementation.
 /// - When `apply` returns, the record is as durable as the implementation promises (SQLite: committed).
 /// - `applyBatch` is `apply` for many changes in one transaction (group commit); each change still succeeds
 ///   or fails on its own, in order.
 /// - `records(of:after:limit:)` answers `.expired` when the position is from another epoch or older than the
-///   retained history, so a client learns it cannot recover instead of missing records silently.
+///   retained history, so a client learns it cannot recover instead of missing records silently
+///   (`ChangeValidation.window` decides).
+/// - History is trimmed to `StoreRetention.maxRecordsPerOrder` on apply; `expire` applies the age limit and
+///   removes terminal orders past their TTL.
 ///
 /// A store instance is owned by one thread, the Store's writer (see `StoreWriter`); it is not shared.
 public protocol OrderStore: AnyObject {
@@ -35,10 +40,14 @@ public protocol OrderStore: AnyObject {
     /// Orders in a stable order (line, then id) after `cursor`, at most `limit`: how migration walks a store.
     func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot]
 
-    /// Writes an order's snapshot and retained history verbatim (positions and timestamps kept), replacing
-    /// nothing: `importOrder` of an order that already exists throws `.conflict` unless it is identical.
-    /// Used by `longlink migrate`; bypasses transition validation because the history was validated before.
-    func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord]) throws(StoreError)
+    /// Writes an order's snapshot and retained history as given (offsets and timestamps kept, positions
+    /// re-stamped into this store's epoch: see `ChangeValidation.prepareImport`). Used by `StoreMigration`;
+    /// bypasses transition validation because the history was validated before.
+    ///
+    /// When the order already exists: identical data (ignoring epochs) is a no-op; different data throws
+    /// `.conflict` unless `replace` is true, in which case the stored order (and its idempotency keys) is
+    /// replaced entirely.
+    func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError)
 
     /// Drops history beyond the retention limits and terminal orders past their expiry; returns how many
     /// orders were removed.
@@ -49,14 +58,20 @@ public protocol OrderStore: AnyObject {
 }
 
 extension OrderStore {
+    /// Does nothing: stores without resources to release need not implement it.
     public func shutdown() {}
+
+    /// Imports an order, refusing to replace different data (`replace: false`).
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord]) throws(StoreError) {
+        try importOrder(snapshot, history: history, replace: false)
+    }
 }
 
 /// A stored change: the record and whether it was a replay of an earlier idempotency key.
 public struct AppliedChange: Hashable, Sendable {
     /// The record (the first one, when deduplicated).
     public var record: OrderChangeRecord
-    /// The snapshot right after this record.
+    /// The snapshot right after this record (for a deduplicated change: the order's current snapshot).
     public var snapshot: OrderSnapshot
     /// True when the idempotency key had been applied before and nothing new was stored.
     public var deduplicated: Bool

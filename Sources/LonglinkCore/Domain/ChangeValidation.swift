@@ -1,0 +1,125 @@
+/// The rules every `OrderStore` applies, in one place: memory, SQLite and Redis stores call these functions and
+/// keep no validation logic of their own.
+///
+/// A store's `apply` is: look up the idempotency key (a replay returns the first record), look up the current
+/// snapshot, call `prepare(_:current:catalog:epoch:nowMillis:)`, then write the returned record and snapshot
+/// atomically. History reads use `window(after:epoch:firstOffset:lastOffset:)`; imports use
+/// `prepareImport(_:history:catalog:epoch:)`.
+public enum ChangeValidation {
+    /// The longest driver id, in UTF-8 bytes.
+    public static let maxDriverIDBytes = 128
+    /// The longest cancellation reason, in UTF-8 bytes.
+    public static let maxCancellationReasonBytes = 512
+    /// The longest idempotency key, in UTF-8 bytes.
+    public static let maxIdempotencyKeyBytes = 128
+
+    /// A validated change: the record to append and the order's snapshot after it.
+    public struct Prepared: Hashable, Sendable {
+        /// The record to store (position and timestamp assigned).
+        public var record: OrderChangeRecord
+        /// The snapshot after the record.
+        public var snapshot: OrderSnapshot
+    }
+
+    /// Validates `change` against the line's state machine and the order's current snapshot (nil when the order
+    /// does not exist) and builds the next record and snapshot.
+    ///
+    /// Checks, in order: the line is known; the target state belongs to it; the fields are valid (payload size,
+    /// location range, string lengths, idempotency key length); a new order's first change targets the initial
+    /// state (otherwise `unknownOrder`); an existing order's move is allowed (otherwise `illegalTransition` naming
+    /// from, to and the allowed next states); the fields the target state requires are set by the change.
+    ///
+    /// The record's offset is the current one plus 1 (1 for a new order) in `epoch`; its timestamp is `nowMillis`,
+    /// but never earlier than the order's last update, so timestamps never go backwards within an order.
+    public static func prepare(
+        _ change: OrderChange,
+        current: OrderSnapshot?,
+        catalog: StateMachineCatalog,
+        epoch: UInt32,
+        nowMillis: UInt64
+    ) throws(StoreError) -> Prepared {
+        guard let machine = catalog.machine(for: change.line) else { throw .unknownLine(change.line.name) }
+        guard let target = machine.entry(change.targetState) else {
+            throw .unknownState(line: change.line, state: change.targetState)
+        }
+        try validateFields(change.fields)
+        guard change.idempotencyKey.utf8.count <= maxIdempotencyKeyBytes else {
+            throw .invalidField("idempotency key longer than \(maxIdempotencyKeyBytes) bytes")
+        }
+        let record: OrderChangeRecord
+        let snapshot: OrderSnapshot
+        if let current {
+            guard current.line == change.line, current.orderID == change.orderID else {
+                throw .conflict("snapshot of \(current.line)/\(current.orderID) given for \(change.route)")
+            }
+            guard let from = machine.entry(current.state) else {
+                throw .unknownState(line: change.line, state: current.state)
+            }
+            guard machine.allows(fromIndex: from.index, toIndex: target.index) else {
+                throw .illegalTransition(
+                    line: change.line,
+                    order: change.orderID,
+                    from: current.state,
+                    to: change.targetState,
+                    allowed: machine.allowedNext(fromIndex: from.index)
+                )
+            }
+            try checkRequired(target.required, change)
+            record = OrderChangeRecord(
+                orderID: change.orderID,
+                line: change.line,
+                fromState: current.state,
+                toState: change.targetState,
+                fields: change.fields,
+                position: StreamPosition(epoch: epoch, offset: current.position.offset + 1),
+                timestampMillis: max(nowMillis, current.updatedAtMillis),
+                idempotencyKey: change.idempotencyKey
+            )
+            snapshot = current.applying(record)
+        } else {
+            guard change.targetState == machine.initialState else {
+                throw .unknownOrder(change.line, change.orderID)
+            }
+            try checkRequired(target.required, change)
+            record = OrderChangeRecord(
+                orderID: change.orderID,
+                line: change.line,
+                fromState: nil,
+                toState: change.targetState,
+                fields: change.fields,
+                position: StreamPosition(epoch: epoch, offset: 1),
+                timestampMillis: nowMillis,
+                idempotencyKey: change.idempotencyKey
+            )
+            snapshot = OrderSnapshot(first: record)
+        }
+        return Prepared(record: record, snapshot: snapshot)
+    }
+
+    /// Checks field validity: payload size, location range, driver id and cancellation reason lengths.
+    public static func validateFields(_ fields: OrderFields) throws(StoreError) {
+        if fields.payload.count > OrderFields.maxPayloadBytes {
+            throw .invalidField("payload of \(fields.payload.count) bytes exceeds \(OrderFields.maxPayloadBytes)")
+        }
+        if let location = fields.location, !location.isValid {
+            throw .invalidField("location \(location.latitudeE6),\(location.longitudeE6) is out of range")
+        }
+        if let driver = fields.driverID, driver.isEmpty || driver.utf8.count > maxDriverIDBytes {
+            throw .invalidField("driver id must be 1-\(maxDriverIDBytes) bytes")
+        }
+        if let reason = fields.cancellationReason, reason.isEmpty || reason.utf8.count > maxCancellationReasonBytes {
+            throw .invalidField("cancellation reason must be 1-\(maxCancellationReasonBytes) bytes")
+        }
+    }
+
+    private static func checkRequired(_ required: [OrderFieldName], _ change: OrderChange) throws(StoreError) {
+        for field in required where !field.isSet(in: change.fields) {
+            throw .invalidField("'\(change.targetState)' of line \(change.line) requires \(field)")
+        }
+    }
+
+    /// Whether `snapshot`'s order is in a terminal state of its line.
+    public static func isTerminal(_ snapshot: OrderSnapshot, catalog: StateMachineCatalog) -> Bool {
+        catalog.machine(for: snapshot.line)?.isTerminal(snapshot.state) ?? false
+    }
+}
