@@ -48,7 +48,7 @@ final class SQLiteConnection {
     func execute(_ sql: String) throws(SQLiteError) {
         guard let db = handle else { throw error(SQLITE_MISUSE, sql) }
         let rc = sqlite3_exec(db, sql, nil, nil, nil)
-        guard rc == SQLITE_OK else { throw error(rc, sql) }
+        guard rc == SQLITE_OK else { throw error(rc, Self.label(sql)) }
     }
 
     /// Compiles `sql` into a reusable statement.
@@ -58,8 +58,14 @@ final class SQLiteConnection {
         // SQLITE_PREPARE_PERSISTENT: the statement is kept for the connection's life, so SQLite may allocate it
         // outside its lookaside memory.
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
-        guard rc == SQLITE_OK, let stmt else { throw error(rc, "prepare: \(sql)") }
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, "prepare: \(Self.label(sql))") }
         return SQLiteStatement(stmt, connection: self, sql: sql)
+    }
+
+    /// How errors name a statement: its first line, at most 60 characters.
+    static func label(_ sql: String) -> String {
+        let firstLine = sql.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? sql
+        return firstLine.count > 60 ? "\(firstLine.prefix(57))..." : firstLine
     }
 
     /// Runs a query returning a single value in its first row (e.g. a PRAGMA), as text.

@@ -31,6 +31,11 @@ struct SQLiteError: Error, CustomStringConvertible {
 
     /// The `StoreError` callers see: what went wrong and what to do about it, for the database at `path`.
     func storeError(path: String) -> StoreError {
+        .storage(explanation(path: path), retryable: isRetryable)
+    }
+
+    /// What went wrong and what to do about it, as one sentence naming the database at `path`.
+    func explanation(path: String) -> String {
         let detail = "\(operation) failed on \(path): \(message) (SQLite code \(code))"
         let advice: String
         switch primaryCode {
@@ -56,7 +61,7 @@ struct SQLiteError: Error, CustomStringConvertible {
         default:
             advice = "see the SQLite message above"
         }
-        return .storage("\(detail); \(advice)", retryable: isRetryable)
+        return "\(detail); \(advice)"
     }
 }
 

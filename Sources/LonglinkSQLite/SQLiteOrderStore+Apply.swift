@@ -38,9 +38,9 @@ extension SQLiteOrderStore {
             try statements.commit.run()
         } catch {
             if !database.connection.isAutocommit { try? statements.rollback.run() }
+            let what = changes.count == 1 ? "the change was" : "the batch of \(changes.count) changes was"
             let failure = StoreError.storage(
-                "the batch of \(changes.count) changes was not committed, nothing of it is stored: "
-                    + error.storeError(path: path).description,
+                "\(what) not committed, nothing of it is stored: " + error.explanation(path: path),
                 retryable: error.isRetryable
             )
             return changes.map { _ in .failure(failure) }

@@ -5,13 +5,13 @@ internal import CLonglinkSQLite
 final class SQLiteStatement {
     private let stmt: OpaquePointer
     private let connection: SQLiteConnection
-    /// The SQL text, for error messages.
-    let sql: String
+    /// The SQL's first line, at most 60 characters: how errors name the statement.
+    let label: String
 
     init(_ stmt: OpaquePointer, connection: SQLiteConnection, sql: String) {
         self.stmt = stmt
         self.connection = connection
-        self.sql = sql
+        self.label = SQLiteConnection.label(sql)
     }
 
     deinit { sqlite3_finalize(stmt) }
@@ -70,7 +70,7 @@ final class SQLiteStatement {
         switch rc {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        default: throw connection.error(rc, sql)
+        default: throw connection.error(rc, label)
         }
     }
 
@@ -119,6 +119,6 @@ final class SQLiteStatement {
     }
 
     private func check(_ rc: Int32, _ what: String) throws(SQLiteError) {
-        guard rc == SQLITE_OK else { throw connection.error(rc, "\(what): \(sql)") }
+        guard rc == SQLITE_OK else { throw connection.error(rc, "\(what): \(label)") }
     }
 }
