@@ -25,13 +25,18 @@ final class SQLiteConnection {
 
     deinit { close() }
 
-    /// Finalizes nothing (statements finalize themselves) and closes the handle; idempotent.
+    /// Finalizes every statement of this connection and closes the handle, so the WAL is checkpointed and its
+    /// files removed now rather than when the last `SQLiteStatement` is released; idempotent. Statements refuse
+    /// work afterwards (they check `isOpen`).
     func close() {
         guard let db = handle else { return }
         handle = nil
-        // close_v2 defers the real close until every statement is finalized, so order does not matter.
+        while let stmt = sqlite3_next_stmt(db, nil) { sqlite3_finalize(stmt) }
         sqlite3_close_v2(db)
     }
+
+    /// Whether the handle is still open.
+    var isOpen: Bool { handle != nil }
 
     /// The error SQLite reports for the last failed call on this handle.
     func error(_ rc: Int32, _ operation: String) -> SQLiteError {

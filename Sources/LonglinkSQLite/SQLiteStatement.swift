@@ -14,13 +14,22 @@ final class SQLiteStatement {
         self.label = SQLiteConnection.label(sql)
     }
 
-    deinit { sqlite3_finalize(stmt) }
+    // Once the connection is closed it has finalized this statement (see `SQLiteConnection.close`).
+    deinit { if connection.isOpen { sqlite3_finalize(stmt) } }
+
+    /// The statement, or a misuse error when its connection was closed (and finalized it).
+    private func live(_ what: String) throws(SQLiteError) -> OpaquePointer {
+        guard connection.isOpen else {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "the connection is closed", operation: "\(what): \(label)")
+        }
+        return stmt
+    }
 
     // MARK: Binding
 
     /// Binds an integer.
     func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
-        try check(sqlite3_bind_int64(stmt, index, value), "bind")
+        try check(sqlite3_bind_int64(try live("bind"), index, value), "bind")
     }
 
     /// Binds an unsigned integer (stored as its 64-bit two's complement; values here stay below 2^63).
@@ -36,6 +45,7 @@ final class SQLiteStatement {
     /// Binds text (copied by SQLite), or NULL when nil.
     func bind(_ value: String?, at index: Int32) throws(SQLiteError) {
         guard var text = value else { return try bindNull(at: index) }
+        let stmt = try live("bind")
         let rc = text.withUTF8 { utf8 -> Int32 in
             guard let base = utf8.baseAddress, !utf8.isEmpty else {
                 // A nil pointer would bind NULL; an empty string must stay an empty string.
@@ -51,6 +61,7 @@ final class SQLiteStatement {
     /// Binds a blob (copied by SQLite); an empty array binds NULL.
     func bind(blob bytes: [UInt8], at index: Int32) throws(SQLiteError) {
         guard !bytes.isEmpty else { return try bindNull(at: index) }
+        let stmt = try live("bind")
         let rc = bytes.withUnsafeBytes { raw in
             CLonglinkSQLite_bind_blob_transient(stmt, index, raw.baseAddress, Int32(raw.count))
         }
@@ -59,14 +70,14 @@ final class SQLiteStatement {
 
     /// Binds NULL.
     func bindNull(at index: Int32) throws(SQLiteError) {
-        try check(sqlite3_bind_null(stmt, index), "bind")
+        try check(sqlite3_bind_null(try live("bind"), index), "bind")
     }
 
     // MARK: Running
 
     /// Advances to the next row: true when a row is available, false when the statement is done.
     func step() throws(SQLiteError) -> Bool {
-        let rc = sqlite3_step(stmt)
+        let rc = sqlite3_step(try live("step"))
         switch rc {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -82,6 +93,7 @@ final class SQLiteStatement {
 
     /// Makes the statement ready for its next use: rewinds it and clears every binding.
     func reset() {
+        guard connection.isOpen else { return }
         // sqlite3_reset repeats the last step's error code, which `step()` already reported.
         sqlite3_reset(stmt)
         sqlite3_clear_bindings(stmt)
