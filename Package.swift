@@ -106,6 +106,13 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
+        // Spawned by LonglinkSQLiteTests' crash test, which SIGKILLs it mid-stream (built by `swift build`).
+        .executableTarget(
+            name: "longlink-sqlite-crash-writer",
+            dependencies: ["LonglinkCore", "LonglinkSQLite"],
+            path: "Tests/SQLiteCrashWriter",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "LonglinkSQLiteTests",
             dependencies: ["LonglinkSQLite", "LonglinkTestSupport"],

@@ -1,1 +1,5 @@
 #include "CLonglinkSQLite.h"
+
+int CLonglinkSQLite_db_config_int(sqlite3 *db, int option, int value, int *current) {
+    return sqlite3_db_config(db, option, value, current);
+}

@@ -1,0 +1,153 @@
+public import LonglinkCore
+
+/// Group commit: validation through `ChangeValidation`, one transaction per batch, one savepoint per change.
+extension SQLiteOrderStore {
+    public func apply(_ change: OrderChange) throws(StoreError) -> AppliedChange {
+        guard let result = applyBatch([change]).first else { throw .closed }
+        return try result.get()
+    }
+
+    public func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>] {
+        guard !changes.isEmpty else { return [] }
+        guard !closed else { return changes.map { _ in .failure(.closed) } }
+        do {
+            try statements.begin.run()
+        } catch {
+            return changes.map { _ in .failure(error.storeError(path: path)) }
+        }
+        var results: [Result<AppliedChange, StoreError>] = []
+        results.reserveCapacity(changes.count)
+        for change in changes {
+            do {
+                results.append(.success(try applyOne(change)))
+            } catch {
+                switch error {
+                case .refused(let refusal):
+                    results.append(.failure(refusal))
+                case .storage(let failure):
+                    // SQLite may roll the whole transaction back by itself after some errors (a full disk, an
+                    // I/O error): then the earlier changes of this batch are gone too, and none is stored.
+                    if database.connection.isAutocommit {
+                        return changes.map { _ in .failure(failure.storeError(path: path)) }
+                    }
+                    results.append(.failure(failure.storeError(path: path)))
+                }
+            }
+        }
+        do {
+            try statements.commit.run()
+        } catch {
+            if !database.connection.isAutocommit { try? statements.rollback.run() }
+            let what = changes.count == 1 ? "the change was" : "the batch of \(changes.count) changes was"
+            let failure = StoreError.storage(
+                "\(what) not committed, nothing of it is stored: " + error.explanation(path: path),
+                retryable: error.isRetryable
+            )
+            return changes.map { _ in .failure(failure) }
+        }
+        return results
+    }
+
+    /// Why one change of a batch failed: refused by validation, or a storage error.
+    enum ChangeFailure: Error {
+        case refused(StoreError)
+        case storage(SQLiteError)
+    }
+
+    /// Validates and writes one change inside the open transaction. A storage failure during the writes is
+    /// rolled back to the change's savepoint, so the rest of the batch is untouched.
+    private func applyOne(_ change: OrderChange) throws(ChangeFailure) -> AppliedChange {
+        let current: (key: Int64, snapshot: OrderSnapshot)?
+        do {
+            current = try loadOrder(change.line, change.orderID)
+            if let current, !change.idempotencyKey.isEmpty,
+                let first = try recordWithKey(change.idempotencyKey, of: current.key, current.snapshot)
+            {
+                return AppliedChange(record: first, snapshot: current.snapshot, deduplicated: true)
+            }
+        } catch {
+            throw .storage(error)
+        }
+        let prepared: ChangeValidation.Prepared
+        do {
+            prepared = try ChangeValidation.prepare(
+                change,
+                current: current?.snapshot,
+                catalog: catalog,
+                epoch: epoch,
+                nowMillis: clock.nowMillis()
+            )
+        } catch {
+            throw .refused(error)
+        }
+        do {
+            try statements.savepoint.run()
+        } catch {
+            throw .storage(error)
+        }
+        do {
+            try write(prepared, orderKey: current?.key)
+            try statements.release.run()
+        } catch {
+            if !database.connection.isAutocommit {
+                try? statements.rollbackToSavepoint.run()
+                try? statements.release.run()
+            }
+            throw .storage(error)
+        }
+        return AppliedChange(record: prepared.record, snapshot: prepared.snapshot, deduplicated: false)
+    }
+
+    /// Writes the snapshot and the record, then trims the order's history to `maxRecordsPerOrder`.
+    private func write(_ prepared: ChangeValidation.Prepared, orderKey: Int64?) throws(SQLiteError) {
+        let snapshot = prepared.snapshot
+        let terminal = catalog.machine(for: snapshot.line)?.isTerminal(snapshot.state) ?? false
+        let key: Int64
+        if let orderKey {
+            let update = statements.updateOrder
+            try update.bind(orderKey, at: 1)
+            try SQLiteStatements.bind(snapshot, terminal: terminal, to: update)
+            try update.run()
+            key = orderKey
+        } else {
+            key = try insertOrder(snapshot, terminal: terminal)
+        }
+        let insert = statements.insertRecord
+        try insert.bind(key, at: 1)
+        try SQLiteStatements.bind(prepared.record, to: insert)
+        try insert.run()
+        let keep = UInt64(max(1, retention.maxRecordsPerOrder))
+        let offset = prepared.record.position.offset
+        if offset > keep {
+            let trim = statements.trimHistory
+            try trim.bind(key, at: 1)
+            try trim.bind(offset - keep, at: 2)
+            try trim.run()
+        }
+    }
+
+    /// Inserts a new order's snapshot; returns its order_key.
+    func insertOrder(_ snapshot: OrderSnapshot, terminal: Bool) throws(SQLiteError) -> Int64 {
+        let insert = statements.insertOrder
+        defer { insert.reset() }
+        try insert.bind(snapshot.line.name, at: 1)
+        try SQLiteStatements.bind(snapshot, terminal: terminal, to: insert)
+        guard try insert.step() else { throw SQLiteError.invalidRow("INSERT … RETURNING gave no order_key") }
+        let key = insert.int64(0)
+        // Step to completion so the statement releases its hold on the table before the next one runs.
+        _ = try insert.step()
+        return key
+    }
+
+    /// The retained record of the order carrying idempotency key `key`, or nil.
+    private func recordWithKey(_ key: String, of orderKey: Int64, _ snapshot: OrderSnapshot)
+        throws(SQLiteError) -> OrderChangeRecord?
+    {
+        let query = statements.selectRecordByKey
+        defer { query.reset() }
+        try query.bind(orderKey, at: 1)
+        try query.bind(key, at: 2)
+        guard try query.step() else { return nil }
+        return SQLiteStatements.record(from: query, line: snapshot.line, orderID: snapshot.orderID, epoch: epoch)
+    }
+}

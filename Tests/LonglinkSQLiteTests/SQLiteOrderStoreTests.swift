@@ -1,0 +1,109 @@
+import LonglinkCore
+import LonglinkTestSupport
+import Testing
+@testable import LonglinkSQLite
+
+@Suite("SQLiteOrderStore")
+struct SQLiteOrderStoreTests {
+    @Test("keeps the OrderStore contract", arguments: OrderStoreContract.checks)
+    func contract(_ check: OrderStoreContractCheck) throws {
+        try check.run(.sqlite)
+    }
+
+    @Test("creates the schema at the latest version, in WAL mode, with a non-zero epoch")
+    func schema() throws {
+        let directory = TestDirectory()
+        let store = try SQLiteOrderStore(path: directory.file("s.sqlite"))
+        defer { store.shutdown() }
+        #expect(store.epoch != 0)
+        #expect(try SQLiteSchema.appliedVersions(store.database.connection) == [1])
+        #expect(store.database.versionBeforeOpen == 0)
+        #expect(try store.database.connection.scalarText("PRAGMA journal_mode") == "wal")
+        #expect(try store.database.connection.scalarInt("PRAGMA synchronous") == 1)  // NORMAL
+        let full = try SQLiteOrderStore(path: directory.file("f.sqlite"), synchronous: .full)
+        defer { full.shutdown() }
+        #expect(try full.database.connection.scalarInt("PRAGMA synchronous") == 2)  // FULL
+    }
+
+    @Test("keeps its epoch and schema across reopen")
+    func epochAcrossReopen() throws {
+        let directory = TestDirectory()
+        let path = directory.file("e.sqlite")
+        let first = try SQLiteOrderStore(path: path)
+        let epoch = first.epoch
+        _ = try first.apply(OrderFixtures.change("1", BuiltInLines.created))
+        first.shutdown()
+        let second = try SQLiteOrderStore(path: path)
+        defer { second.shutdown() }
+        #expect(second.epoch == epoch)
+        #expect(second.database.versionBeforeOpen == SQLiteSchema.latestVersion)
+        #expect(try second.snapshot(of: .taxi, OrderFixtures.id("1"))?.position == StreamPosition(epoch: epoch, offset: 1))
+        // A new file is a new history: another epoch.
+        let other = try SQLiteOrderStore(path: directory.file("other.sqlite"))
+        defer { other.shutdown() }
+        #expect(other.epoch != epoch)
+    }
+
+    @Test("applies a v2 migration once, in order, and keeps the data of v1")
+    func migration() throws {
+        let directory = TestDirectory()
+        let path = directory.file("m.sqlite")
+        let v1 = try SQLiteOrderStore(path: path)
+        _ = try v1.apply(OrderFixtures.change("1", BuiltInLines.created))
+        v1.shutdown()
+        let v2 = SQLiteSchema.Migration(
+            version: 2,
+            summary: "test: driver ratings",
+            sql: "CREATE TABLE driver_rating (driver_id TEXT PRIMARY KEY, rating INTEGER NOT NULL)"
+        )
+        func open() throws(StoreError) -> SQLiteOrderStore {
+            try SQLiteOrderStore(
+                path: path,
+                catalog: .builtIn,
+                retention: .standard,
+                clock: SystemWallClock(),
+                synchronous: .normal,
+                migrations: SQLiteSchema.migrations + [v2]
+            )
+        }
+        let migrated = try open()
+        #expect(migrated.database.versionBeforeOpen == 1)
+        #expect(try SQLiteSchema.appliedVersions(migrated.database.connection) == [1, 2])
+        #expect(try migrated.database.connection.scalarInt("SELECT COUNT(*) FROM driver_rating") == 0)
+        #expect(try migrated.snapshot(of: .taxi, OrderFixtures.id("1")) != nil)
+        migrated.shutdown()
+        let again = try open()
+        #expect(again.database.versionBeforeOpen == 2)
+        again.shutdown()
+        // A build that only knows v1 refuses a v2 file instead of misreading it.
+        let error = SQLiteTesting.error { () throws(StoreError) in try SQLiteOrderStore(path: path) }
+        #expect(SQLiteTesting.isStorage(error, mentioning: "schema version 2", "newer Longlink"))
+    }
+
+    @Test("a batch with good and bad changes stores exactly the good ones")
+    func groupCommit() throws {
+        let directory = TestDirectory()
+        let path = directory.file("g.sqlite")
+        let store = try SQLiteOrderStore(path: path)
+        let batch = [
+            OrderFixtures.change("a", BuiltInLines.created),
+            OrderFixtures.change("a", BuiltInLines.paid),  // illegal: created → paid
+            OrderFixtures.change("b", BuiltInLines.dispatching),  // unknown order
+            OrderFixtures.change("a", BuiltInLines.dispatching, key: "k1"),
+            OrderFixtures.change("a", BuiltInLines.dispatching, key: "k1"),  // replay within the batch
+            OrderFixtures.change("c", BuiltInLines.created, fields: OrderFields(payload: [UInt8](repeating: 1, count: 20_000))),
+            OrderFixtures.change("d", BuiltInLines.created),
+        ]
+        let results = store.applyBatch(batch)
+        #expect(results.count == batch.count)
+        let stored = results.map { (try? $0.get()).map { $0.deduplicated ? "dup" : "ok" } ?? "refused" }
+        #expect(stored == ["ok", "refused", "refused", "ok", "dup", "refused", "ok"])
+        store.shutdown()
+        let reopened = try SQLiteOrderStore(path: path)
+        defer { reopened.shutdown() }
+        let orders = try reopened.orders(after: nil, limit: 10).map { "\($0.orderID)@\($0.position.offset)" }
+        #expect(orders == ["a@2", "d@1"])
+        let history = try #require(try OrderFixtures.history(reopened, .taxi, "a"))
+        #expect(history.map(\.toState) == [BuiltInLines.created, BuiltInLines.dispatching])
+    }
+}
