@@ -1,12 +1,40 @@
+import Dispatch
+import Synchronization
+import LonglinkLoop
+
 /// The `longlink` executable's logic: picks the subcommand, resolves its options and runs it. `main.swift` only
 /// calls `LonglinkCLI.main(arguments:environment:io:)`; tests call the same function.
 public enum LonglinkCLI {
     /// Every subcommand, in the order `longlink help` lists them.
     public static var commands: [Command] {
         [
+            ServeCommand.command,
             VersionCommand.command,
             ConfigCommand.command,
         ]
+    }
+
+    /// Process set-up that must happen before any thread starts: `serve` handles SIGTERM/SIGINT/SIGHUP through a
+    /// signalfd, which only works if those signals are blocked in every thread, so they are blocked here, first.
+    /// Every command ignores SIGPIPE (a peer closing mid-write must not kill the process).
+    public static func prepareProcess(arguments: [String]) {
+        SignalSource.ignoreBrokenPipe()
+        if arguments.first == "serve" {
+            SignalSource.block(UnixSignal.lifecycle)
+        }
+    }
+
+    /// Runs `main` on the concurrency runtime while the calling (main) thread waits; for the executable.
+    public static func runBlocking(arguments: [String], environment: [String: String], io: CommandIO) -> Int32 {
+        let result = Mutex<Int32>(1)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let code = await main(arguments: arguments, environment: environment, io: io)
+            result.withLock { $0 = code }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }
     }
 
     /// Runs `arguments` (without the program name); returns the exit code.

@@ -1,0 +1,62 @@
+import Foundation
+import LonglinkCore
+
+/// Writes log records to stderr: readable text on a terminal, JSON lines otherwise (for log shippers).
+struct StderrLogSink: LogSink {
+    /// Output format.
+    enum Format: Sendable { case text, json }
+
+    let format: Format
+
+    init(format: Format? = nil) {
+        self.format = format ?? (isatty(2) == 1 ? .text : .json)
+    }
+
+    func write(_ record: LogRecord) {
+        let time = Self.timestamp()
+        var line: String
+        switch format {
+        case .text:
+            line = "\(time) \(record.level) \(record.label): \(record.message)"
+            for (key, value) in record.metadata { line += " \(key)=\(value)" }
+        case .json:
+            line = "{\"time\":\"\(time)\",\"level\":\"\(record.level)\",\"logger\":\(Self.quote(record.label)),\"msg\":\(Self.quote(record.message))"
+            for (key, value) in record.metadata { line += ",\(Self.quote(key)):\(Self.quote(value))" }
+            line += "}"
+        }
+        line += "\n"
+        var bytes = Array(line.utf8)
+        bytes.withUnsafeMutableBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+
+    private static func timestamp() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = time_t(ts.tv_sec)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        let millis = ts.tv_nsec / 1_000_000
+        func pad(_ v: Int32, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

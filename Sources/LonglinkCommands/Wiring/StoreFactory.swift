@@ -1,0 +1,50 @@
+import Foundation
+import LonglinkCore
+import LonglinkSQLite
+import LonglinkStores
+
+/// Turns the `store` toggle into a concrete `OrderStore`: the one place that knows every implementation.
+enum StoreFactory {
+    /// Parses a toggle value, with the accepted forms in the error.
+    static func specification(_ text: String, option: String = "store") throws(CommandLineError) -> StoreSpecification {
+        do {
+            return try StoreSpecification(parsing: text)
+        } catch {
+            throw CommandLineError("--\(option): \(error)")
+        }
+    }
+
+    /// Opens the store a specification names. A SQLite file's directory is created when missing.
+    static func open(
+        _ specification: StoreSpecification,
+        catalog: StateMachineCatalog = .builtIn,
+        retention: StoreRetention = .standard,
+        clock: any WallClock = SystemWallClock()
+    ) throws(StoreError) -> any OrderStore {
+        switch specification {
+        case .memory:
+            return MemoryOrderStore(catalog: catalog, retention: retention, clock: clock)
+        case .sqlite(let path):
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
+                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            return try SQLiteOrderStore(path: path, catalog: catalog, retention: retention, clock: clock)
+        case .redis:
+            throw .storage(
+                "the Redis store is not part of this build yet; use memory or sqlite:<path>",
+                retryable: false
+            )
+        }
+    }
+
+    /// Loads the state machines: the JSON file when given, the built-in lines otherwise.
+    static func catalog(file: String?) throws(CommandFailure) -> StateMachineCatalog {
+        guard let file else { return .builtIn }
+        do {
+            return try StateMachineCatalog.load(jsonFile: file)
+        } catch {
+            throw CommandFailure("\(error)", exitCode: 2)
+        }
+    }
+}
