@@ -66,6 +66,7 @@ let package = Package(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
+                "LonglinkClient",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings

@@ -9,6 +9,8 @@ public enum LonglinkCLI {
     public static var commands: [Command] {
         [
             ServeCommand.command,
+            PublishCommand.command,
+            SubscribeCommand.command,
             VersionCommand.command,
             ConfigCommand.command,
         ]

@@ -1,0 +1,99 @@
+import Glibc
+import LonglinkClient
+import LonglinkCore
+
+/// Options every client-side command shares, and the client they describe.
+enum ClientOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec("server", default: "127.0.0.1:7070", valueName: "HOST:PORT", help: "gateway address"),
+        OptionSpec("token", valueName: "JWT", help: "connection token (prefer LONGLINK_TOKEN: flags show in ps)"),
+        OptionSpec("timeout", default: "10s", valueName: "DURATION", help: "give up after this long without the server"),
+    ]
+
+    /// Builds a client from the resolved options.
+    static func makeClient(_ options: ResolvedOptions, name: String, reconnects: Bool = true) throws -> LonglinkClient {
+        let server = try HostPort(parsing: options.required("server"), option: "server")
+        let timeout = try options.duration("timeout") ?? .seconds(10)
+        let configuration = ClientConfiguration(
+            host: server.host,
+            port: Int(server.port),
+            token: options.string("token") ?? "",
+            clientName: "longlink-\(name)",
+            clientVersion: LonglinkVersion.current,
+            connectTimeout: timeout,
+            publishTimeout: timeout,
+            reconnects: reconnects
+        )
+        return try LonglinkClient(configuration: configuration)
+    }
+
+    /// Waits for the connection, turning a failure into an exit-code-3 message.
+    static func connect(_ client: LonglinkClient, _ options: ResolvedOptions) async throws {
+        let timeout = try options.duration("timeout") ?? .seconds(10)
+        do {
+            try await client.waitUntilConnected(timeout: timeout)
+        } catch {
+            throw CommandFailure("cannot reach the gateway at \(options.string("server") ?? "?"): \(error)", exitCode: 3)
+        }
+    }
+}
+
+/// Readable one-line renderings of changes, shared by `subscribe`, `orders show` and `inspect`.
+enum ChangeFormatter {
+    static func line(_ change: ContentChange) -> String {
+        let record = change.record
+        let time = isoTime(millis: record.timestampMillis)
+        switch change.kind {
+        case .change:
+            let from = record.fromState.map(\.name) ?? "∅"
+            return "\(time) \(change.route) \(record.position) \(from) → \(record.toState)\(fields(record.fields))"
+        case .snapshot, .resync:
+            return "\(time) \(change.route) \(record.position) \(change.kind == .snapshot ? "snapshot" : "resync") state=\(record.toState)\(fields(change.snapshot.fields))"
+        }
+    }
+
+    static func fields(_ fields: OrderFields) -> String {
+        var text = ""
+        if let driver = fields.driverID { text += " driver=\(driver)" }
+        if let eta = fields.etaSeconds { text += " eta=\(eta)s" }
+        if let location = fields.location { text += " loc=\(location)" }
+        if let reason = fields.cancellationReason { text += " reason=\"\(reason)\"" }
+        if !fields.payload.isEmpty { text += " payload=\(fields.payload.count)B" }
+        return text
+    }
+
+    static func json(_ change: ContentChange) -> String {
+        let record = change.record
+        var parts = [
+            "\"kind\":\"\(change.kind)\"",
+            "\"route\":\"\(change.route)\"",
+            "\"epoch\":\(record.position.epoch)",
+            "\"offset\":\(record.position.offset)",
+            "\"time\":\"\(isoTime(millis: record.timestampMillis))\"",
+            "\"to\":\(StderrLogSink.quote(record.toState.name))",
+            "\"state\":\(StderrLogSink.quote(change.snapshot.state.name))",
+        ]
+        if let from = record.fromState { parts.append("\"from\":\(StderrLogSink.quote(from.name))") }
+        let f = change.kind == .change ? record.fields : change.snapshot.fields
+        if let driver = f.driverID { parts.append("\"driver_id\":\(StderrLogSink.quote(driver))") }
+        if let eta = f.etaSeconds { parts.append("\"eta_seconds\":\(eta)") }
+        if let location = f.location {
+            parts.append("\"lat_e6\":\(location.latitudeE6),\"lon_e6\":\(location.longitudeE6)")
+        }
+        if let reason = f.cancellationReason { parts.append("\"cancellation_reason\":\(StderrLogSink.quote(reason))") }
+        return "{" + parts.joined(separator: ",") + "}"
+    }
+
+    /// ISO 8601 UTC with milliseconds.
+    static func isoTime(millis: UInt64) -> String {
+        var seconds = time_t(millis / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ v: Int, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T"
+            + "\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2)).\(pad(Int(millis % 1000), 3))Z"
+    }
+}
