@@ -126,7 +126,10 @@ let package = Package(
         ),
         .testTarget(
             name: "LonglinkGatewayTests",
-            dependencies: ["LonglinkGateway", "LonglinkTestSupport"],
+            dependencies: [
+                "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
+                "LonglinkTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

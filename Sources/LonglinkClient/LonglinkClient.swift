@@ -143,6 +143,12 @@ public final class LonglinkClient: Sendable {
     /// Called when the token is about to expire; answer with `updateToken`.
     public func onTokenExpiring(_ handler: @escaping @Sendable (TokenExpiring) -> Void) { shared.onTokenExpiring(handler) }
 
+    /// Cuts the current connection as a network failure would (no close handshake), then reconnects and
+    /// resumes as usual. For tests and chaos drills.
+    public func simulateNetworkLoss() {
+        loop.execute { context in context.attachment(ClientDriver.self)?.connectionLost(nil) }
+    }
+
     /// Closes the connection and stops the client's thread. Pending publishes fail with `.closed`.
     public func close() {
         loop.execute { context in

@@ -1,9 +1,9 @@
 import Foundation
-import LonglinkCore
-import LonglinkGateway
 import LonglinkLoop
 import LonglinkProtobuf
-import LonglinkStores
+public import LonglinkStores
+public import LonglinkGateway
+public import LonglinkCore
 
 /// `longlink serve`: the gateway. This is the composition root: it reads the feature toggles (store, shadow
 /// store, later broker and transport), builds the concrete implementations and wires them behind the seams.
@@ -63,16 +63,32 @@ public enum ServeCommand {
     }
 }
 
-/// A started gateway with everything it owns, in the order they must stop.
-final class RunningGateway: Sendable {
-    let gateway: Gateway
-    let writer: StoreWriter
+/// A started gateway with everything it owns, in the order they must stop: the composition `serve` runs,
+/// also used by end-to-end tests and `bench` to run a real gateway in-process.
+public final class RunningGateway: Sendable {
+    /// The gateway.
+    public let gateway: Gateway
+    /// The Store's single writer.
+    public let writer: StoreWriter
     let broker: LocalBroker
-    let observers: ObserverRegistry
+    /// Observers of durable changes (the broker publisher is one of them).
+    public let observers: ObserverRegistry
     let brokerToken: ObservationToken
-    let loopCount: Int
+    /// Event loops serving clients.
+    public let loopCount: Int
+    /// Shadow-store differences, when a shadow store runs.
+    public let divergences: ShadowDivergenceReporter
 
-    private init(gateway: Gateway, writer: StoreWriter, broker: LocalBroker, observers: ObserverRegistry, brokerToken: ObservationToken, loopCount: Int) {
+    private init(
+        gateway: Gateway,
+        writer: StoreWriter,
+        broker: LocalBroker,
+        observers: ObserverRegistry,
+        brokerToken: ObservationToken,
+        loopCount: Int,
+        divergences: ShadowDivergenceReporter
+    ) {
+        self.divergences = divergences
         self.gateway = gateway
         self.writer = writer
         self.broker = broker
@@ -81,31 +97,13 @@ final class RunningGateway: Sendable {
         self.loopCount = loopCount
     }
 
-    /// Opens the store(s), starts the writer, the broker and the gateway.
+    /// Opens the store(s), starts the writer, the broker and the gateway, from `serve`'s configuration.
     static func start(_ configuration: ServeConfiguration, logger: Logger) throws -> RunningGateway {
         let catalog = try StoreFactory.catalog(file: configuration.stateMachinesFile)
         let primary = try StoreFactory.specification(configuration.store)
         let shadow = try configuration.shadowStore.map { (text) throws(CommandLineError) in
             try StoreFactory.specification(text, option: "shadow-store")
         }
-        let retention = configuration.retention
-        let reporter = ShadowDivergenceReporter(logger: Logger(label: "shadow", level: configuration.logLevel, sink: logger.sink))
-        let observers = ObserverRegistry(logger: logger)
-        let writer: StoreWriter
-        do {
-            writer = try StoreWriter(
-                observers: observers,
-                configuration: StoreWriter.Configuration(logger: Logger(label: "store", level: configuration.logLevel, sink: logger.sink))
-            ) { () throws(StoreError) -> any OrderStore in
-                let store = try StoreFactory.open(primary, catalog: catalog, retention: retention)
-                guard let shadow else { return store }
-                let shadowStore = try StoreFactory.open(shadow, catalog: catalog, retention: retention)
-                return ShadowOrderStore(primary: store, shadow: shadowStore, reporter: reporter)
-            }
-        } catch {
-            throw CommandFailure("cannot open store \(configuration.store): \(error)")
-        }
-        let broker = LocalBroker()
         let loops = configuration.loops == 0 ? EventLoopGroup.coreCount : configuration.loops
         let nodeID = configuration.nodeID ?? "\(ProcessInfo.processInfo.hostName)-\(getpid())"
         let peer = PeerSettings(
@@ -116,22 +114,60 @@ final class RunningGateway: Sendable {
             maxSubscriptions: configuration.maxSubscriptions,
             maxFrameSize: configuration.maxFrameSize
         )
+        let gatewayConfiguration = GatewayConfiguration(
+            host: configuration.listen.host,
+            port: Int(configuration.listen.port),
+            loopCount: loops,
+            peer: peer,
+            maxConnections: configuration.maxConnections,
+            outboundLimit: configuration.outboundLimit,
+            slowPolicy: configuration.slowPolicy == .coalesce ? .coalesce : .disconnect,
+            drainPeriod: configuration.drainPeriod
+        )
+        return try start(
+            gateway: gatewayConfiguration,
+            store: primary,
+            shadow: shadow,
+            catalog: catalog,
+            retention: configuration.retention,
+            logger: logger
+        )
+    }
+
+    /// Opens the store(s), starts the writer, the broker and the gateway.
+    public static func start(
+        gateway gatewayConfiguration: GatewayConfiguration,
+        store primary: StoreSpecification,
+        shadow: StoreSpecification? = nil,
+        catalog: StateMachineCatalog = .builtIn,
+        retention: StoreRetention = .standard,
+        logger: Logger = .disabled
+    ) throws -> RunningGateway {
+        let reporter = ShadowDivergenceReporter(logger: Logger(label: "shadow", level: logger.level, sink: logger.sink))
+        let observers = ObserverRegistry(logger: logger)
+        let writer: StoreWriter
+        do {
+            writer = try StoreWriter(
+                observers: observers,
+                configuration: StoreWriter.Configuration(logger: Logger(label: "store", level: logger.level, sink: logger.sink))
+            ) { () throws(StoreError) -> any OrderStore in
+                let store = try StoreFactory.open(primary, catalog: catalog, retention: retention)
+                guard let shadow else { return store }
+                let shadowStore = try StoreFactory.open(shadow, catalog: catalog, retention: retention)
+                return ShadowOrderStore(primary: store, shadow: shadowStore, reporter: reporter)
+            }
+        } catch {
+            throw CommandFailure("cannot open store \(primary): \(error)")
+        }
+        let broker = LocalBroker()
+        let loops = gatewayConfiguration.loopCount
         let gateway = Gateway(
-            configuration: GatewayConfiguration(
-                host: configuration.listen.host,
-                port: Int(configuration.listen.port),
-                loopCount: loops,
-                peer: peer,
-                maxConnections: configuration.maxConnections,
-                outboundLimit: configuration.outboundLimit,
-                slowPolicy: configuration.slowPolicy == .coalesce ? .coalesce : .disconnect,
-                drainPeriod: configuration.drainPeriod
-            ),
+            configuration: gatewayConfiguration,
             codec: ProtobufFrameCodec(),
             store: StoreWriterAccess(writer: writer),
             broker: broker,
             authorizer: AllowAllAuthorizer(),
-            logger: Logger(label: "gateway", level: configuration.logLevel, sink: logger.sink)
+            logger: Logger(label: "gateway", level: logger.level, sink: logger.sink)
         )
         try broker.start(delivering: gateway.delivery)
         let token = observers.observe(.all, BrokerPublisher(broker: broker, logger: logger), limit: Int.max)
@@ -141,13 +177,21 @@ final class RunningGateway: Sendable {
             token.cancel()
             broker.shutdown()
             writer.shutdown()
-            throw CommandFailure("cannot listen on \(configuration.listen): \(error)")
+            throw CommandFailure("cannot listen on \(gatewayConfiguration.host):\(gatewayConfiguration.port): \(error)")
         }
-        return RunningGateway(gateway: gateway, writer: writer, broker: broker, observers: observers, brokerToken: token, loopCount: loops)
+        return RunningGateway(
+            gateway: gateway,
+            writer: writer,
+            broker: broker,
+            observers: observers,
+            brokerToken: token,
+            loopCount: loops,
+            divergences: reporter
+        )
     }
 
     /// Graceful stop: drain clients, stop loops, then the broker path, then the Store (flushing its queue).
-    func drainAndStop() {
+    public func drainAndStop() {
         gateway.drain()
         gateway.stop()
         writer.shutdown()
