@@ -1,5 +1,6 @@
 #include "CLonglinkProto.h"
 
+#include <malloc.h>
 #include <stdalign.h>
 #include <stdlib.h>
 
@@ -87,4 +88,8 @@ void CLonglinkProto_client_frame_free(Longlink__V1__ClientFrame *frame, CLonglin
         longlink__v1__client_frame__free_unpacked(frame, &arena->allocator);
     }
     CLonglinkProto_arena_reset(arena);
+}
+
+size_t CLonglinkProto_heap_bytes_in_use(void) {
+    return mallinfo2().uordblks;
 }
