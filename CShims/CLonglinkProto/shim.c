@@ -9,6 +9,9 @@
 
 static void *arena_alloc(void *data, size_t size) {
     CLonglinkProto_Arena *arena = data;
+    // A zero-byte request still gets a distinct pointer inside the block (never one past its end, which
+    // arena_free would take for a malloc'd pointer).
+    if (size == 0) size = 1;
     uintptr_t base = (uintptr_t)arena->block;
     uintptr_t start = (base + arena->used + (ARENA_ALIGNMENT - 1)) & ~(uintptr_t)(ARENA_ALIGNMENT - 1);
     size_t offset = (size_t)(start - base);
@@ -18,7 +21,7 @@ static void *arena_alloc(void *data, size_t size) {
         return (void *)start;
     }
     arena->fallbackAllocations += 1;
-    return malloc(size == 0 ? 1 : size);
+    return malloc(size);
 }
 
 static void arena_free(void *data, void *pointer) {
