@@ -1,5 +1,6 @@
 #include "CLonglinkProto.h"
 
+#include <malloc.h>
 #include <stdalign.h>
 #include <stdlib.h>
 
@@ -8,6 +9,9 @@
 
 static void *arena_alloc(void *data, size_t size) {
     CLonglinkProto_Arena *arena = data;
+    // A zero-byte request still gets a distinct pointer inside the block (never one past its end, which
+    // arena_free would take for a malloc'd pointer).
+    if (size == 0) size = 1;
     uintptr_t base = (uintptr_t)arena->block;
     uintptr_t start = (base + arena->used + (ARENA_ALIGNMENT - 1)) & ~(uintptr_t)(ARENA_ALIGNMENT - 1);
     size_t offset = (size_t)(start - base);
@@ -17,7 +21,7 @@ static void *arena_alloc(void *data, size_t size) {
         return (void *)start;
     }
     arena->fallbackAllocations += 1;
-    return malloc(size == 0 ? 1 : size);
+    return malloc(size);
 }
 
 static void arena_free(void *data, void *pointer) {
@@ -87,4 +91,8 @@ void CLonglinkProto_client_frame_free(Longlink__V1__ClientFrame *frame, CLonglin
         longlink__v1__client_frame__free_unpacked(frame, &arena->allocator);
     }
     CLonglinkProto_arena_reset(arena);
+}
+
+size_t CLonglinkProto_heap_bytes_in_use(void) {
+    return mallinfo2().uordblks;
 }

@@ -6,7 +6,12 @@ public import LonglinkCore
 /// Both sizes are frame bodies without the length prefix. The JSON is what a JSON protocol would naturally
 /// send for the same `ServerFrame`: `{"push":{…}}` with natural field names, states as their names, the
 /// route as a string, the position as an object, the location as decimal degrees, and absent or false
-/// fields left out (Foundation's `JSONEncoder`, compact output).
+/// fields left out (Foundation's `JSONEncoder`, compact output, slashes not escaped). For the typical push
+/// that is 64 bytes of protobuf against 272 bytes of JSON (23.5 %):
+///
+///     {"push":{"route":"order://taxi/8812","fromState":"driver_assigned","toState":"driver_arriving",
+///     "fields":{"driverId":"driver-4711","etaSeconds":240,"location":{"latitude":31.230416,
+///     "longitude":121.473701}},"timestampMillis":1732900000000,"position":{"epoch":1,"offset":3}}}
 public enum PushSizeComparison {
     /// A typical push: taxi order 8812 goes from `driver_assigned` to `driver_arriving`, with the driver's
     /// id, an ETA, the driver's location, the store timestamp and the record's position.
@@ -70,7 +75,9 @@ public enum PushSizeComparison {
                 skippedBefore: push.skippedBefore ? true : nil
             ))
         do {
-            return try JSONEncoder().encode(json).count
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.withoutEscapingSlashes]
+            return try encoder.encode(json).count
         } catch {
             preconditionFailure("the typical push encodes as JSON: \(error)")
         }

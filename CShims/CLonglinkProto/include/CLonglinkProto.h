@@ -61,3 +61,9 @@ Longlink__V1__ClientFrame *CLonglinkProto_client_frame_unpack(CLonglinkProto_Are
 /// Releases a frame unpacked with `arena` and resets the arena.
 void CLonglinkProto_server_frame_free(Longlink__V1__ServerFrame *frame, CLonglinkProto_Arena *arena);
 void CLonglinkProto_client_frame_free(Longlink__V1__ClientFrame *frame, CLonglinkProto_Arena *arena);
+
+// MARK: Test support
+
+/// Bytes the C heap has handed out and not taken back (glibc's `mallinfo2().uordblks`), used by the codec's
+/// "no heap allocation per frame" tests. Why a shim: <malloc.h> is not part of Swift's Glibc module.
+size_t CLonglinkProto_heap_bytes_in_use(void);

@@ -1,0 +1,91 @@
+import Foundation
+import LonglinkCore
+import LonglinkProtobuf
+import Testing
+
+/// Byte-exact frames produced by protoc from text format (see Fixtures/README.md).
+@Suite("Golden frames")
+struct GoldenFrameTests {
+    enum Golden: Sendable {
+        case server(ServerFrame)
+        case client(ClientFrame)
+    }
+
+    static let cases: [(String, Golden)] = [
+        ("server_push_typical", .server(PushSizeComparison.typicalPush())),
+        ("server_push_custom_states", .server(.push(Push(
+            route: Samples.carpool,
+            record: OrderChangeRecord(
+                orderID: OrderID("cp-77.a_B")!, line: .carpool, fromState: "carpool_forming",
+                toState: "waiting_for_co_riders",
+                fields: OrderFields(
+                    driverID: "driver-4711", etaSeconds: 0,
+                    location: GeoPoint(latitudeE6: -33_868_820, longitudeE6: -151_209_296),
+                    cancellationReason: "rider changed plans ✈", payload: [0, 1, 2, 255]),
+                position: StreamPosition(epoch: .max, offset: .max), timestampMillis: 1_732_900_000_615),
+            skippedBefore: true)))),
+        ("server_push_first_record", .server(.push(Samples.firstPush))),
+        ("server_subscribed", .server(.subscribed(Subscribed(
+            requestID: 9, route: Samples.taxi8812, snapshot: Samples.snapshot,
+            position: StreamPosition(epoch: 3, offset: 11), recovered: true,
+            missed: [
+                Samples.record(on: Samples.taxi8812, from: "in_trip", to: "completed", offset: 10, epoch: 3),
+                Samples.record(on: Samples.taxi8812, from: "completed", to: "rated_by_rider",
+                               fields: OrderFields(etaSeconds: 5), offset: 11, epoch: 3),
+            ])))),
+        ("server_publish_result_refused", .server(.publishResult(PublishResult(
+            requestID: 78,
+            outcome: .refused(ErrorFrame(requestID: 78, code: .illegalTransition,
+                                         message: "created → paid is not allowed")))))),
+        ("server_disconnect", .server(.disconnect(Disconnect(
+            code: .slow, reason: "outbound queue full", reconnectAfterMillis: 1_500)))),
+        ("client_publish", .client(.publish(PublishRequest(
+            requestID: 5, orderID: "8812", line: "taxi", targetState: "driver_arriving",
+            fields: OrderFields(driverID: "driver-4711", etaSeconds: 240,
+                                location: GeoPoint(latitudeE6: 31_230_416, longitudeE6: 121_473_701)),
+            idempotencyKey: "pub-1:8812:3", wantsReceipts: true)))),
+        ("client_subscribe", .client(.subscribe(SubscribeRequest(
+            requestID: 1, route: "order://taxi/8812", since: StreamPosition(epoch: 7, offset: 41))))),
+        ("client_ack", .client(.ack(Ack(route: "order://taxi/8812", offset: 3)))),
+    ]
+
+    static func fixture(_ name: String) throws -> [UInt8] {
+        let url = try #require(Bundle.module.url(forResource: name, withExtension: "bin", subdirectory: "Fixtures"))
+        return Array(try Data(contentsOf: url))
+    }
+
+    /// The body `ProtobufFrameCodec` writes for `golden`, without its length prefix.
+    static func encodedBody(_ golden: Golden) throws -> [UInt8] {
+        let codec = ProtobufFrameCodec()
+        var buffer = ByteBuffer()
+        switch golden {
+        case .server(let frame): try codec.encode(frame, into: &buffer)
+        case .client(let frame): try codec.encode(frame, into: &buffer)
+        }
+        return try #require(try FrameReader().nextFrame(in: &buffer) { Array($0) })
+    }
+
+    @Test("the codec encodes each golden frame to exactly the committed bytes", arguments: cases)
+    func encodesGolden(_ name: String, _ golden: Golden) throws {
+        let expected = try Self.fixture(name)
+        let actual = try Self.encodedBody(golden)
+        #expect(actual == expected, "\(name)")
+    }
+
+    @Test("the codec decodes each committed golden frame", arguments: cases)
+    func decodesGolden(_ name: String, _ golden: Golden) throws {
+        let bytes = try Self.fixture(name)
+        let codec = ProtobufFrameCodec()
+        try bytes.withUnsafeBytes { (body) throws in
+            switch golden {
+            case .server(let frame): #expect(try codec.decodeServerFrame(body: body) == frame, "\(name)")
+            case .client(let frame): #expect(try codec.decodeClientFrame(body: body) == frame, "\(name)")
+            }
+        }
+    }
+
+    @Test("the typical push is 64 bytes of body")
+    func typicalPushSize() throws {
+        #expect(try Self.fixture("server_push_typical").count == 64)
+    }
+}
