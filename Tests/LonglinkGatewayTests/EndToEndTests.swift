@@ -1,0 +1,348 @@
+import Foundation
+import LonglinkClient
+import LonglinkCore
+import LonglinkGateway
+import LonglinkStores
+import Synchronization
+import Testing
+
+/// Collects what an observer is told, for assertions.
+final class ChangeLog: ContentObserver {
+    private let changes = Mutex<[ContentChange]>([])
+    func contentDidChange(_ change: ContentChange) { changes.withLock { $0.append(change) } }
+    var all: [ContentChange] { changes.withLock { $0 } }
+    var offsets: [UInt64] { all.filter { $0.kind == .change }.map(\.record.position.offset) }
+}
+
+@Suite("Gateway end to end (real sockets, real Store writer)", .serialized)
+struct EndToEndTests {
+    let route = Route.order(.taxi, OrderID("8812")!)
+
+    @Test("subscribe, publish, receive through a delegate, a block and an async sequence")
+    func threeObserverStyles() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        let subscriber = try harness.client()
+        defer { subscriber.close() }
+        let delegate = ChangeLog()
+        let delegateToken = subscriber.observe(route, delegate: delegate)
+        let blockLog = ChangeLog()
+        let blockToken = subscriber.observe(route) { blockLog.contentDidChange($0) }
+        let stream = subscriber.changes(of: route)
+        try await subscriber.waitUntilConnected()
+
+        let publisher = try harness.client()
+        defer { publisher.close() }
+        var positions: [StreamPosition] = []
+        for change in taxiChanges("8812", count: 4) {
+            positions.append(try await publisher.publish(change).position)
+        }
+        #expect(positions.map(\.offset) == [1, 2, 3, 4])
+
+        var streamed: [UInt64] = []
+        for await change in stream {
+            if change.kind == .change { streamed.append(change.record.position.offset) }
+            if streamed.last == 4 { break }
+        }
+        #expect(streamed == [1, 2, 3, 4])
+        #expect(await eventually { delegate.offsets == [1, 2, 3, 4] && blockLog.offsets == [1, 2, 3, 4] })
+        #expect(delegate.all.last?.snapshot.state == "driver_assigned")
+        #expect(delegate.all.last?.snapshot.fields.driverID == "d-2")
+        delegateToken.cancel()
+        blockToken.cancel()
+    }
+
+    @Test("the initial snapshot comes first, then every change once")
+    func snapshotFirst() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        for change in taxiChanges("8812", count: 3) { try await harness.apply(change) }
+        let client = try harness.client()
+        defer { client.close() }
+        let log = ChangeLog()
+        let token = client.observe(route, delegate: log)
+        defer { token.cancel() }
+        #expect(await eventually { log.all.count == 1 })
+        #expect(log.all.first?.kind == .snapshot)
+        #expect(log.all.first?.snapshot.position.offset == 3)
+        try await harness.apply(taxiChanges("8812", count: 4)[3])
+        #expect(await eventually { log.offsets == [4] })
+    }
+
+    @Test("an illegal transition is refused with its typed error and changes nothing")
+    func illegalTransition() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        let client = try harness.client()
+        defer { client.close() }
+        _ = try await client.publish(OrderChange(orderID: OrderID("1")!, line: .taxi, targetState: "created"))
+        do {
+            _ = try await client.publish(OrderChange(orderID: OrderID("1")!, line: .taxi, targetState: "paid"))
+            Issue.record("illegal transition accepted")
+        } catch .refused(let error) {
+            #expect(error.code == .illegalTransition)
+            #expect(error.message.contains("allowed next: dispatching, cancelled"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+        let snapshot = try harness.running.writer.readAndWait { try $0.snapshot(of: .taxi, OrderID("1")!) }
+        #expect(snapshot?.state == "created")
+        #expect(snapshot?.position.offset == 1)
+    }
+
+    @Test("the same idempotency key twice stores once and returns the first result")
+    func idempotentPublish() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        let client = try harness.client()
+        defer { client.close() }
+        let change = OrderChange(orderID: OrderID("7")!, line: .taxi, targetState: "created", idempotencyKey: "k-7")
+        let first = try await client.publish(change)
+        let second = try await client.publish(change)
+        #expect(!first.deduplicated)
+        #expect(second.deduplicated)
+        #expect(first.position == second.position)
+    }
+
+    @Test("a client whose socket dies mid-stream recovers every record once, in order")
+    func recoveryAfterSocketLoss() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        let subscriber = try harness.client()
+        defer { subscriber.close() }
+        let log = ChangeLog()
+        let token = subscriber.observe(route, delegate: log)
+        defer { token.cancel() }
+        try await subscriber.waitUntilConnected()
+        let changes = taxiChanges("8812", count: 60)
+        for (index, change) in changes.enumerated() {
+            try await harness.apply(change)
+            if index == 20 || index == 40 { subscriber.simulateNetworkLoss() }
+        }
+        #expect(await eventually(timeout: .seconds(15)) { log.offsets.count >= 60 })
+        #expect(log.offsets == Array(1...60))
+        #expect(harness.running.gateway.counters.snapshot.recoveries >= 1)
+    }
+
+    @Test("a server restart on SQLite is recovered from the client's last position")
+    func recoveryAcrossServerRestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("longlink-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = StoreSpecification.sqlite(path: directory.appendingPathComponent("orders.sqlite").path)
+        var harness = try GatewayHarness(store: store)
+        let port = harness.port
+        let subscriber = try harness.client()
+        defer { subscriber.close() }
+        let log = ChangeLog()
+        let token = subscriber.observe(route, delegate: log)
+        defer { token.cancel() }
+        try await subscriber.waitUntilConnected()
+        let changes = taxiChanges("8812", count: 20)
+        for change in changes[0..<10] { try await harness.apply(change) }
+        #expect(await eventually { log.offsets.count == 10 })
+        harness.stop()
+        harness = try GatewayHarness(store: store, port: port)
+        defer { harness.stop() }
+        for change in changes[10...] { try await harness.apply(change) }
+        #expect(await eventually(timeout: .seconds(15)) { log.offsets.count >= 20 })
+        #expect(log.offsets == Array(1...20))
+        #expect(!log.all.contains { $0.kind == .resync })
+    }
+
+    @Test("a stalled reader is cut as slow while 100 other subscribers receive everything")
+    func stalledReaderIsCut() async throws {
+        let harness = try GatewayHarness(outboundLimit: 64 * 1024)
+        defer { harness.stop() }
+        let stalled = try RawPeer(port: harness.port, receiveBuffer: 4096)
+        try stalled.handshake()
+        _ = try stalled.subscribe(route)
+        var others: [RawPeer] = []
+        for _ in 0..<100 {
+            let peer = try RawPeer(port: harness.port)
+            try peer.handshake()
+            _ = try peer.subscribe(route)
+            others.append(peer)
+        }
+        let payload = [UInt8](repeating: 0x5A, count: 8 * 1024)
+        var changes = taxiChanges("8812", count: 80)
+        for index in changes.indices { changes[index].fields.payload = payload }
+        // Publish in steps and let the healthy readers drain, so only the stalled one falls behind.
+        for (index, change) in changes.enumerated() {
+            try await harness.apply(change)
+            if index % 10 == 9 {
+                for peer in others {
+                    for _ in 0..<10 { #expect(try peer.next(pushFrame) != nil) }
+                }
+            }
+        }
+        #expect(await eventually { harness.running.gateway.counters.snapshot.slowDisconnects == 1 })
+        #expect(harness.running.gateway.counters.snapshot.connections == 100)
+    }
+
+    @Test("under the coalesce policy a stalled reader keeps only the newest record, marked skipped")
+    func stalledReaderIsCoalesced() async throws {
+        let harness = try GatewayHarness(outboundLimit: 32 * 1024, slowPolicy: .coalesce)
+        defer { harness.stop() }
+        let stalled = try RawPeer(port: harness.port, receiveBuffer: 4096)
+        try stalled.handshake()
+        _ = try stalled.subscribe(route)
+        let payload = [UInt8](repeating: 0x33, count: 8 * 1024)
+        var changes = taxiChanges("8812", count: 60)
+        for index in changes.indices { changes[index].fields.payload = payload }
+        for change in changes { try await harness.apply(change) }
+        #expect(await eventually { harness.running.gateway.counters.snapshot.coalescedRecords > 0 })
+        var offsets: [UInt64] = []
+        var skipped = false
+        while let push = try stalled.next(timeout: .seconds(3), pushFrame) {
+            offsets.append(push.record.position.offset)
+            if push.skippedBefore { skipped = true }
+            if push.record.position.offset == 60 { break }
+        }
+        #expect(skipped)
+        #expect(offsets.last == 60)
+        #expect(offsets == offsets.sorted())
+        #expect(offsets.count < 60)
+        #expect(harness.running.gateway.counters.snapshot.connections == 1)
+    }
+
+    @Test("a silent peer is closed with heartbeat_timeout")
+    func heartbeatTimeout() async throws {
+        let harness = try GatewayHarness(pingMillis: 200, pongMillis: 200)
+        defer { harness.stop() }
+        let peer = try RawPeer(port: harness.port)
+        let connected = try peer.handshake()
+        #expect(connected?.pingIntervalMillis == 200)
+        let ping = try peer.next { if case .ping = $0 { true } else { nil } }
+        #expect(ping == true)
+        let disconnect = try peer.next(disconnectFrame)
+        #expect(disconnect?.code == .heartbeatTimeout)
+        #expect(try peer.closedByServer())
+    }
+
+    @Test("answering pings keeps a connection alive")
+    func heartbeatAnswered() async throws {
+        let harness = try GatewayHarness(pingMillis: 100, pongMillis: 100)
+        defer { harness.stop() }
+        let peer = try RawPeer(port: harness.port)
+        try peer.handshake()
+        var pings = 0
+        while pings < 8 {
+            guard let frame = try peer.next(timeout: .seconds(2)) else { break }
+            if case .ping = frame {
+                pings += 1
+                try peer.send(.pong)
+            }
+            if case .disconnect(let d) = frame { Issue.record("disconnected: \(d)") }
+        }
+        #expect(pings == 8)
+    }
+
+    @Test("a peer that never sends connect is closed with handshake_timeout")
+    func handshakeTimeout() async throws {
+        let harness = try GatewayHarness(handshakeMillis: 200)
+        defer { harness.stop() }
+        let peer = try RawPeer(port: harness.port)
+        let disconnect = try peer.next(disconnectFrame)
+        #expect(disconnect?.code == .handshakeTimeout)
+        #expect(try peer.closedByServer())
+    }
+
+    @Test("garbage closes only the offending connection with protocol_violation")
+    func garbage() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        let good = try RawPeer(port: harness.port)
+        try good.handshake()
+        _ = try good.subscribe(route)
+        let bad = try RawPeer(port: harness.port)
+        try bad.handshake()
+        try bad.sendRaw([0x05, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(try bad.next(disconnectFrame)?.code == .protocolViolation)
+        let huge = try RawPeer(port: harness.port)
+        try huge.sendRaw([0xFF, 0xFF, 0xFF, 0xFF, 0x0F])
+        #expect(try huge.next(disconnectFrame)?.code == .frameTooLarge)
+        try await harness.apply(taxiChanges("8812", count: 1)[0])
+        #expect(try good.next(pushFrame)?.record.position.offset == 1)
+    }
+
+    @Test("drain sends shutdown with a reconnect delay within the drain period to everyone")
+    func drain() async throws {
+        let harness = try GatewayHarness(drainPeriod: .milliseconds(400))
+        var peers: [RawPeer] = []
+        for _ in 0..<20 {
+            let peer = try RawPeer(port: harness.port)
+            try peer.handshake()
+            peers.append(peer)
+        }
+        harness.stop()
+        for peer in peers {
+            let disconnect = try peer.next(disconnectFrame)
+            #expect(disconnect?.code == .shutdown)
+            #expect((disconnect?.reconnectAfterMillis ?? 9_999) <= 400)
+            #expect(try peer.closedByServer())
+        }
+        #expect(harness.running.gateway.currentState == .stopped)
+    }
+
+    @Test("1,000 concurrent connections subscribe and all receive one publish")
+    func thousandConnections() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        var peers: [RawPeer] = []
+        for _ in 0..<1_000 {
+            let peer = try RawPeer(port: harness.port)
+            try peer.send(.connect(ConnectRequest()))
+            try peer.send(.subscribe(SubscribeRequest(requestID: 1, route: route.text)))
+            peers.append(peer)
+        }
+        for peer in peers {
+            #expect(try peer.next { if case .subscribed = $0 { true } else { nil } } == true)
+        }
+        #expect(harness.running.gateway.counters.snapshot.connections == 1_000)
+        try await harness.apply(taxiChanges("8812", count: 1)[0])
+        var received = 0
+        for peer in peers where try peer.next(pushFrame)?.record.position.offset == 1 { received += 1 }
+        #expect(received == 1_000)
+    }
+
+    @Test("connections beyond the limit are refused with too_many_connections")
+    func connectionLimit() async throws {
+        let harness = try GatewayHarness(maxConnections: 3)
+        defer { harness.stop() }
+        var peers: [RawPeer] = []
+        for _ in 0..<3 {
+            let peer = try RawPeer(port: harness.port)
+            try peer.handshake()
+            peers.append(peer)
+        }
+        let extra = try RawPeer(port: harness.port)
+        #expect(try extra.next(disconnectFrame)?.code == .tooManyConnections)
+        #expect(try extra.closedByServer())
+    }
+
+    @Test("a publisher that asks for receipts hears when a subscriber acked the record")
+    func deliveryReceipts() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        let subscriber = try harness.client()
+        defer { subscriber.close() }
+        let log = ChangeLog()
+        let token = subscriber.observe(route, delegate: log)
+        defer { token.cancel() }
+        try await subscriber.waitUntilConnected()
+        #expect(await eventually { harness.running.gateway.counters.snapshot.subscriptions == 1 })
+        let publisher = try harness.client()
+        defer { publisher.close() }
+        let receipts = publisher.receipts()
+        let receipt = try await publisher.publish(taxiChanges("8812", count: 1)[0], wantsReceipts: true)
+        var heard: DeliveryReceipt?
+        for await delivery in receipts {
+            heard = delivery
+            break
+        }
+        #expect(heard?.position == receipt.position)
+        #expect(heard?.route == route)
+        #expect(heard?.ackedCount == 1)
+    }
+}

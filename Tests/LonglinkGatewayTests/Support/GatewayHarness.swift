@@ -1,0 +1,93 @@
+import Foundation
+import LonglinkClient
+import LonglinkCommands
+import LonglinkCore
+import LonglinkGateway
+import LonglinkStores
+
+/// A real gateway in this process on a free loopback port: the same composition `longlink serve` runs
+/// (StoreWriter + store + LocalBroker + Gateway), with test-sized timings.
+final class GatewayHarness {
+    let running: RunningGateway
+    var port: Int { running.gateway.port }
+
+    init(
+        store: StoreSpecification = .memory,
+        port: Int = 0,
+        loops: Int = 2,
+        pingMillis: UInt64 = 25_000,
+        pongMillis: UInt64 = 10_000,
+        handshakeMillis: UInt64 = 10_000,
+        outboundLimit: Int = 1 << 20,
+        slowPolicy: GatewayConfiguration.SlowConsumerPolicy = .disconnect,
+        drainPeriod: Duration = .milliseconds(300),
+        maxConnections: Int = 19_000
+    ) throws {
+        let peer = PeerSettings(
+            nodeID: "test-node",
+            pingIntervalMillis: pingMillis,
+            pongTimeoutMillis: pongMillis,
+            handshakeTimeoutMillis: handshakeMillis
+        )
+        running = try RunningGateway.start(
+            gateway: GatewayConfiguration(
+                host: "127.0.0.1",
+                port: port,
+                loopCount: loops,
+                peer: peer,
+                maxConnections: maxConnections,
+                outboundLimit: outboundLimit,
+                slowPolicy: slowPolicy,
+                drainPeriod: drainPeriod
+            ),
+            store: store
+        )
+    }
+
+    func client(_ configure: (inout ClientConfiguration) -> Void = { _ in }) throws -> LonglinkClient {
+        var configuration = ClientConfiguration(host: "127.0.0.1", port: port, connectTimeout: .seconds(5))
+        configure(&configuration)
+        return try LonglinkClient(configuration: configuration)
+    }
+
+    /// Applies a change straight through the Store's writer (as a backend publish would).
+    @discardableResult
+    func apply(_ change: OrderChange) async throws -> AppliedChange {
+        try await running.writer.apply(change)
+    }
+
+    func stop() { running.drainAndStop() }
+}
+
+/// `count` legal taxi changes for one order: created, dispatching, then driver_assigned ⇄ dispatching
+/// (a driver taking the order and dropping out, again and again) as long as needed.
+func taxiChanges(_ id: String, count: Int) -> [OrderChange] {
+    let order = OrderID(id)!
+    var changes: [OrderChange] = []
+    for index in 0..<count {
+        switch index {
+        case 0: changes.append(OrderChange(orderID: order, line: .taxi, targetState: "created"))
+        case _ where index % 2 == 1: changes.append(OrderChange(orderID: order, line: .taxi, targetState: "dispatching"))
+        default:
+            changes.append(
+                OrderChange(
+                    orderID: order,
+                    line: .taxi,
+                    targetState: "driver_assigned",
+                    fields: OrderFields(driverID: "d-\(index)", etaSeconds: UInt32(index))
+                )
+            )
+        }
+    }
+    return changes
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
