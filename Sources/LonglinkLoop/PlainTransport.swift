@@ -98,3 +98,6 @@ public struct PlainTransportFactory: TransportFactory {
         }
     }
 }
+
+@available(*, unavailable)
+extension PlainTransport: Sendable {}

@@ -1,3 +1,4 @@
+internal import CLonglinkLinux
 import Glibc
 
 /// An IPv4 or IPv6 address with a port, ready for `bind`/`connect`.
