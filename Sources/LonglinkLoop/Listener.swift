@@ -105,3 +105,6 @@ public final class Listener: SelectorHandler {
         Socket.close(fd)
     }
 }
+
+@available(*, unavailable)
+extension Listener: Sendable {}

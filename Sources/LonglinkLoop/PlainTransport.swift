@@ -9,14 +9,18 @@ public final class PlainTransport: Transport {
 
     /// The socket; owned (closed by `close()`).
     public let fd: CInt
-    /// Bytes made writable in the buffer before each read.
+    /// Free space a read asks the buffer for when it has less than `minimumReadSize` free.
     public let readSize: Int
+    /// Below this much free space the buffer grows by `readSize` before reading; above it, the read fills the space
+    /// already there. Idle connections thus keep small buffers and busy ones grow (NIO's adaptive allocator, simply).
+    public let minimumReadSize: Int
     private var state: State
 
     /// Wraps a socket. `connecting: true` for a non-blocking connect still in progress.
-    public init(fd: CInt, connecting: Bool = false, readSize: Int = 16 * 1024) {
+    public init(fd: CInt, connecting: Bool = false, readSize: Int = 16 * 1024, minimumReadSize: Int = 1024) {
         self.fd = fd
         self.readSize = readSize
+        self.minimumReadSize = Swift.min(minimumReadSize, readSize)
         self.state = connecting ? .connecting : .open
     }
 
@@ -43,7 +47,8 @@ public final class PlainTransport: Transport {
         guard state == .open else { throw .closed }
         var result: IOResult<Int> = .wouldBlock
         do {
-            try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: readSize) { raw throws(IOError) in
+            let wanted = buffer.writableBytes >= minimumReadSize ? minimumReadSize : readSize
+            try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw throws(IOError) in
                 result = try Socket.read(fd, into: raw)
                 if case .processed(let count) = result { return count }
                 return 0
@@ -93,3 +98,6 @@ public struct PlainTransportFactory: TransportFactory {
         }
     }
 }
+
+@available(*, unavailable)
+extension PlainTransport: Sendable {}

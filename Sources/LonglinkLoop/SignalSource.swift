@@ -107,3 +107,6 @@ public final class SignalSource: SelectorHandler {
         return set
     }
 }
+
+@available(*, unavailable)
+extension SignalSource: Sendable {}
