@@ -1,5 +1,6 @@
 import Foundation
 import LonglinkClient
+import LonglinkCommands
 import LonglinkCore
 import LonglinkGateway
 import LonglinkStores
@@ -46,7 +47,7 @@ struct EndToEndTests {
         }
         #expect(streamed == [1, 2, 3, 4])
         #expect(await eventually { delegate.offsets == [1, 2, 3, 4] && blockLog.offsets == [1, 2, 3, 4] })
-        #expect(delegate.all.last?.snapshot.state == "driver_assigned")
+        #expect(delegate.all.last?.snapshot.state == "dispatching")
         #expect(delegate.all.last?.snapshot.fields.driverID == "d-2")
         delegateToken.cancel()
         blockToken.cancel()
@@ -85,7 +86,9 @@ struct EndToEndTests {
         } catch {
             Issue.record("unexpected \(error)")
         }
-        let snapshot = try harness.running.writer.readAndWait { try $0.snapshot(of: .taxi, OrderID("1")!) }
+        let snapshot = try harness.running.writer.readAndWait { (store) throws(StoreError) in
+            try store.snapshot(of: .taxi, OrderID("1")!)
+        }
         #expect(snapshot?.state == "created")
         #expect(snapshot?.position.offset == 1)
     }
@@ -152,7 +155,7 @@ struct EndToEndTests {
 
     @Test("a stalled reader is cut as slow while 100 other subscribers receive everything")
     func stalledReaderIsCut() async throws {
-        let harness = try GatewayHarness(outboundLimit: 64 * 1024)
+        let harness = try GatewayHarness(outboundLimit: 64 * 1024, socketSendBuffer: 32 * 1024)
         defer { harness.stop() }
         let stalled = try RawPeer(port: harness.port, receiveBuffer: 4096)
         try stalled.handshake()
@@ -167,22 +170,21 @@ struct EndToEndTests {
         let payload = [UInt8](repeating: 0x5A, count: 8 * 1024)
         var changes = taxiChanges("8812", count: 80)
         for index in changes.indices { changes[index].fields.payload = payload }
-        // Publish in steps and let the healthy readers drain, so only the stalled one falls behind.
-        for (index, change) in changes.enumerated() {
+        // Healthy readers read each record as it comes; only the stalled one falls behind.
+        var received = 0
+        for change in changes {
             try await harness.apply(change)
-            if index % 10 == 9 {
-                for peer in others {
-                    for _ in 0..<10 { #expect(try peer.next(pushFrame) != nil) }
-                }
-            }
+            for peer in others where try peer.next(pushFrame) != nil { received += 1 }
         }
+        #expect(received == 100 * changes.count)
+        #expect((try stalled.next(timeout: .seconds(5), disconnectFrame)?.code == .slow) || stalled.eof)
         #expect(await eventually { harness.running.gateway.counters.snapshot.slowDisconnects == 1 })
         #expect(harness.running.gateway.counters.snapshot.connections == 100)
     }
 
     @Test("under the coalesce policy a stalled reader keeps only the newest record, marked skipped")
     func stalledReaderIsCoalesced() async throws {
-        let harness = try GatewayHarness(outboundLimit: 32 * 1024, slowPolicy: .coalesce)
+        let harness = try GatewayHarness(outboundLimit: 32 * 1024, slowPolicy: .coalesce, socketSendBuffer: 16 * 1024)
         defer { harness.stop() }
         let stalled = try RawPeer(port: harness.port, receiveBuffer: 4096)
         try stalled.handshake()

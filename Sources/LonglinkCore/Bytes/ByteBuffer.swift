@@ -45,7 +45,17 @@ public struct ByteBuffer: Sendable, Equatable {
         }
         var newCapacity = Swift.max(storage.count, 64)
         while newCapacity - writerIndex < count { newCapacity *= 2 }
-        storage.append(contentsOf: repeatElement(0, count: newCapacity - storage.count))
+        // Copy the live bytes into fresh storage in one memcpy (zero-filling element by element is slow in
+        // debug builds and pointless: the writable region is overwritten before it is read).
+        let live = writerIndex
+        let grown = [UInt8](unsafeUninitializedCapacity: newCapacity) { target, initialized in
+            storage.withUnsafeBytes { source in
+                if live > 0 { target.baseAddress!.update(from: source.bindMemory(to: UInt8.self).baseAddress!, count: live) }
+            }
+            (target.baseAddress! + live).initialize(repeating: 0, count: newCapacity - live)
+            initialized = newCapacity
+        }
+        storage = grown
     }
 
     /// Appends one byte.

@@ -29,6 +29,9 @@ public struct GatewayConfiguration: Sendable {
     public var drainPeriod: Duration
     /// Bytes read per readiness event before moving on to other connections (fairness, level-triggered).
     public var readBudget: Int
+    /// `SO_SNDBUF` for accepted sockets; nil keeps the kernel's auto-tuning. A small value makes the outbound
+    /// limit (and so the slow-consumer policy) bite sooner, at the cost of throughput to fast readers.
+    public var socketSendBuffer: Int?
 
     public init(
         host: String = "127.0.0.1",
@@ -39,8 +42,10 @@ public struct GatewayConfiguration: Sendable {
         outboundLimit: Int = 1 << 20,
         slowPolicy: SlowConsumerPolicy = .disconnect,
         drainPeriod: Duration = .seconds(10),
-        readBudget: Int = 256 * 1024
+        readBudget: Int = 256 * 1024,
+        socketSendBuffer: Int? = nil
     ) {
+        self.socketSendBuffer = socketSendBuffer
         self.host = host
         self.port = port
         self.loopCount = loopCount

@@ -54,6 +54,7 @@ final class LoopGateway {
         let transport: any Transport
         do {
             try Socket.enableNoDelay(fd)
+            if let size = shared.configuration.socketSendBuffer { try Socket.setBufferSizes(fd, send: size) }
             transport = PlainTransport(fd: fd)
         } catch {
             Socket.close(fd)

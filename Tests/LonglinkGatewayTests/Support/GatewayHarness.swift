@@ -21,7 +21,8 @@ final class GatewayHarness {
         outboundLimit: Int = 1 << 20,
         slowPolicy: GatewayConfiguration.SlowConsumerPolicy = .disconnect,
         drainPeriod: Duration = .milliseconds(300),
-        maxConnections: Int = 19_000
+        maxConnections: Int = 19_000,
+        socketSendBuffer: Int? = nil
     ) throws {
         let peer = PeerSettings(
             nodeID: "test-node",
@@ -38,7 +39,8 @@ final class GatewayHarness {
                 maxConnections: maxConnections,
                 outboundLimit: outboundLimit,
                 slowPolicy: slowPolicy,
-                drainPeriod: drainPeriod
+                drainPeriod: drainPeriod,
+                socketSendBuffer: socketSendBuffer
             ),
             store: store
         )

@@ -59,7 +59,7 @@ final class RawPeer {
             let millis = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, max(1, millis)) > 0 else { continue }
-            let count = try inbound.writeWithUnsafeMutableBytes(minimumWritableBytes: 65_536) { raw -> Int in
+            let count = inbound.writeWithUnsafeMutableBytes(minimumWritableBytes: 65_536) { raw -> Int in
                 let n = Glibc.recv(fd, raw.baseAddress, raw.count, 0)
                 return max(0, n)
             }
