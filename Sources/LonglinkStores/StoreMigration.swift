@@ -23,6 +23,13 @@ public enum StoreMigration {
         /// Orders in the source, when counted.
         public var total: Int?
 
+        public init(copied: Int, skipped: Int, visited: Int, total: Int?) {
+            self.copied = copied
+            self.skipped = skipped
+            self.visited = visited
+            self.total = total
+        }
+
         public var description: String {
             "\(visited)\(total.map { "/\($0)" } ?? "") orders: \(copied) copied, \(skipped) already identical"
         }
