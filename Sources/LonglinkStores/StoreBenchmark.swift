@@ -95,7 +95,8 @@ public enum StoreBenchmark {
         switch step {
         case 0: fields.location = GeoPoint(latitudeE6: 31_230_416 + Int32(n), longitudeE6: 121_473_701)
         case 2: fields = OrderFields(driverID: drivers[n % drivers.count], etaSeconds: 300)
-        case 3: fields = OrderFields(etaSeconds: 120, location: GeoPoint(latitudeE6: 31_231_000, longitudeE6: 121_474_000))
+        case 3:
+            fields = OrderFields(etaSeconds: 120, location: GeoPoint(latitudeE6: 31_231_000, longitudeE6: 121_474_000))
         case 4: fields.etaSeconds = 0
         case 7: fields.payload = payload
         default: break

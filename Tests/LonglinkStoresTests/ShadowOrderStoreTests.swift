@@ -23,7 +23,9 @@ struct ShadowOrderStoreTests {
     func plantedDivergence() throws {
         let reporter = ShadowDivergenceReporter()
         let altered = SpyOrderStore(MemoryOrderStore(), counters: SpyCounters()) { change in
-            guard change.orderID.rawValue == "bad", change.targetState == BuiltInLines.driverAssigned else { return change }
+            guard change.orderID.rawValue == "bad", change.targetState == BuiltInLines.driverAssigned else {
+                return change
+            }
             var change = change
             change.fields.driverID = "someone-else"
             return change
@@ -38,13 +40,23 @@ struct ShadowOrderStoreTests {
         #expect(reporter.count(of: .resultDiffers) == 6)
         let first = try #require(reporter.recent.first)
         #expect(first.orderID == OrderFixtures.id("bad") && first.operation == "apply")
-        #expect(first.detail.contains("driver_assigned@3"))
+        #expect(first.detail == "at offset 3: record: fields differ: driver_id")
         // Reads compare too: the snapshot still differs.
         #expect(try store.snapshot(of: .taxi, OrderFixtures.id("bad"))?.fields.driverID == "driver-bad")
         #expect(reporter.count(of: .readDiffers) == 1)
-        _ = try store.records(of: .taxi, OrderFixtures.id("bad"), after: StreamPosition(epoch: store.epoch, offset: 2), limit: 10)
+        _ = try store.records(
+            of: .taxi,
+            OrderFixtures.id("bad"),
+            after: StreamPosition(epoch: store.epoch, offset: 2),
+            limit: 10
+        )
         #expect(reporter.count(of: .readDiffers) == 2)
-        _ = try store.records(of: .taxi, OrderFixtures.id("good"), after: StreamPosition(epoch: store.epoch, offset: 2), limit: 10)
+        _ = try store.records(
+            of: .taxi,
+            OrderFixtures.id("good"),
+            after: StreamPosition(epoch: store.epoch, offset: 2),
+            limit: 10
+        )
         #expect(reporter.count(for: OrderFixtures.id("good")) == 0)
     }
 

@@ -21,13 +21,17 @@ struct StateMachineCatalogJSONTests {
 
     @Test("a hand-written file with omitted defaults loads")
     func handWritten() throws {
-        let catalog = try StateMachineCatalog.load(jsonData: Data("""
-            { "lines": [ { "line": "bus", "initial": "booked",
-              "states": [ { "name": "booked", "next": ["boarded", "cancelled"] },
-                          { "name": "boarded", "next": ["done"] },
-                          { "name": "done", "terminal": true },
-                          { "name": "cancelled", "terminal": true, "requires": ["cancellation_reason"] } ] } ] }
-            """.utf8))
+        let catalog = try StateMachineCatalog.load(
+            jsonData: Data(
+                """
+                { "lines": [ { "line": "bus", "initial": "booked",
+                  "states": [ { "name": "booked", "next": ["boarded", "cancelled"] },
+                              { "name": "boarded", "next": ["done"] },
+                              { "name": "done", "terminal": true },
+                              { "name": "cancelled", "terminal": true, "requires": ["cancellation_reason"] } ] } ] }
+                """.utf8
+            )
+        )
         let line = try #require(BusinessLine("bus"))
         let bus = try #require(catalog.machine(for: line))
         #expect(bus.allowedNext(from: "booked") == ["boarded", "cancelled"])
@@ -40,7 +44,9 @@ struct StateMachineCatalogJSONTests {
             { "lines": [ { "line": "bus", "initial": "booked",
               "states": [ { "name": "booked", "next": ["gone"] }, { "name": "done", "terminal": true } ] } ] }
             """
-        #expect(throws: StateMachineLoadError.invalid(.unknownState(line: "bus", state: "gone", referencedFrom: "booked"))) {
+        #expect(
+            throws: StateMachineLoadError.invalid(.unknownState(line: "bus", state: "gone", referencedFrom: "booked"))
+        ) {
             try StateMachineCatalog.load(jsonData: Data(json.utf8))
         }
     }

@@ -31,7 +31,11 @@ struct StoreMigrationTests {
         let check = try StoreMigration.verify(source: source, target: target)
         #expect(check.isClean && check.checked == 41)
         // Trimmed history came along: order m7 has 8 records, 5 retained.
-        #expect(try target.retainedHistory(of: .taxi, OrderFixtures.id("m7"))?.history.map(\.position.offset) == [4, 5, 6, 7, 8])
+        #expect(
+            try target.retainedHistory(of: .taxi, OrderFixtures.id("m7"))?.history.map(\.position.offset) == [
+                4, 5, 6, 7, 8,
+            ]
+        )
         // The copy continues where the source stood, idempotency keys included.
         var next = OrderFixtures.taxiLifecycle("m1")
         next[1].idempotencyKey = "dispatch-1"
@@ -86,7 +90,9 @@ struct StoreMigrationTests {
         #expect {
             try StoreMigration.copy(from: source, to: target)
         } throws: { error in
-            guard case .targetNotEmpty(let count, let first) = error as? StoreMigration.MigrationError else { return false }
+            guard case .targetNotEmpty(let count, let first) = error as? StoreMigration.MigrationError else {
+                return false
+            }
             return count == 2 && first.map(\.orderID.rawValue).sorted() == ["m0", "mine"]
         }
         #expect(try target.orders(after: nil, limit: 100).count == 2)  // nothing written

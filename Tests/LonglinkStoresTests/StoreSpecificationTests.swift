@@ -22,7 +22,10 @@ struct StoreSpecificationTests {
 
     @Test(
         "refuses unknown and malformed values with a clear error",
-        arguments: ["", "Memory", "postgres://db", "sqlite:", "redis://", "redis://h:0", "redis://h:x/1", "redis://h/-1", "sqlite"]
+        arguments: [
+            "", "Memory", "postgres://db", "sqlite:", "redis://", "redis://h:0", "redis://h:x/1", "redis://h/-1",
+            "sqlite",
+        ]
     )
     func refuses(_ text: String) {
         #expect(throws: StoreSpecificationError.self) { try StoreSpecification(parsing: text) }

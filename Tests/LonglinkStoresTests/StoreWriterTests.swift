@@ -9,10 +9,13 @@ import Testing
 func blockWriter(_ writer: StoreWriter) -> DispatchSemaphore {
     let entered = DispatchSemaphore(value: 0)
     let gate = DispatchSemaphore(value: 0)
-    writer.read({ _ in
-        entered.signal()
-        gate.wait()
-    }, completion: { _ in })
+    writer.read(
+        { _ in
+            entered.signal()
+            gate.wait()
+        },
+        completion: { _ in }
+    )
     entered.wait()
     return gate
 }
@@ -50,7 +53,9 @@ struct StoreWriterTests {
         let observedEarly = Atomic<Int>(0)
         let observed = Atomic<Int>(0)
         let token = registry.observe(.all) { change in
-            if !counters.isCommitted(change.record) || !completed.withLock({ $0.contains(change.record.position.offset) }) {
+            if !counters.isCommitted(change.record)
+                || !completed.withLock({ $0.contains(change.record.position.offset) })
+            {
                 observedEarly.add(1, ordering: .relaxed)
             }
             observed.add(1, ordering: .relaxed)
@@ -81,7 +86,9 @@ struct StoreWriterTests {
         defer { writer.shutdown() }
         _ = try await writer.apply(OrderFixtures.change("r1", BuiltInLines.created))
         _ = try await writer.apply(OrderFixtures.change("r1", BuiltInLines.dispatching))
-        let snapshot = try await writer.read { store throws(StoreError) in try store.snapshot(of: .taxi, OrderFixtures.id("r1")) }
+        let snapshot = try await writer.read { store throws(StoreError) in
+            try store.snapshot(of: .taxi, OrderFixtures.id("r1"))
+        }
         #expect(snapshot?.state == BuiltInLines.dispatching)
         let history = try await writer.read { store throws(StoreError) in
             try store.records(of: .taxi, OrderFixtures.id("r1"), after: .zero, limit: 10)
@@ -144,7 +151,9 @@ struct StoreWriterTests {
     @Test("a store that cannot be opened fails the writer's start")
     func openFailure() {
         #expect(throws: StoreError.storage("disk gone", retryable: false)) {
-            _ = try StoreWriter { () throws(StoreError) -> any OrderStore in throw .storage("disk gone", retryable: false) }
+            _ = try StoreWriter { () throws(StoreError) -> any OrderStore in
+                throw .storage("disk gone", retryable: false)
+            }
         }
     }
 
@@ -156,12 +165,17 @@ struct StoreWriterTests {
         }
         defer { writer.shutdown() }
         _ = try await writer.apply(OrderFixtures.change("e1", BuiltInLines.created))
-        _ = try await writer.apply(OrderFixtures.change("e1", BuiltInLines.cancelled, fields: OrderFields(cancellationReason: "r")))
+        _ = try await writer.apply(
+            OrderFixtures.change("e1", BuiltInLines.cancelled, fields: OrderFields(cancellationReason: "r"))
+        )
         clock.advance(byMillis: 5_000)
         for _ in 0..<5_000 where writer.statistics.expiredOrders == 0 {
             try await Task.sleep(for: .milliseconds(1))
         }
         #expect(writer.statistics.expiredOrders == 1)
-        #expect(try await writer.read { store throws(StoreError) in try store.snapshot(of: .taxi, OrderFixtures.id("e1")) } == nil)
+        #expect(
+            try await writer.read { store throws(StoreError) in try store.snapshot(of: .taxi, OrderFixtures.id("e1")) }
+                == nil
+        )
     }
 }

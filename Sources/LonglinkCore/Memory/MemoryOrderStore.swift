@@ -60,7 +60,11 @@ public final class MemoryOrderStore: OrderStore {
             entry.trim(toCount: retention.maxRecordsPerOrder)
         } else {
             let table = table ?? makeTable(change.line)
-            table.entries[change.orderID] = Entry(first: prepared.record, snapshot: prepared.snapshot, retention: retention)
+            table.entries[change.orderID] = Entry(
+                first: prepared.record,
+                snapshot: prepared.snapshot,
+                retention: retention
+            )
             table.sortedIDs = nil
         }
         return AppliedChange(record: prepared.record, snapshot: prepared.snapshot, deduplicated: false)
