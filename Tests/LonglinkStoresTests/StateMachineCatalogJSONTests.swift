@@ -39,15 +39,17 @@ struct StateMachineCatalogJSONTests {
     }
 
     @Test("an invalid machine names its line and state")
-    func invalidMachine() {
+    func invalidMachine() throws {
         let json = """
             { "lines": [ { "line": "bus", "initial": "booked",
               "states": [ { "name": "booked", "next": ["gone"] }, { "name": "done", "terminal": true } ] } ] }
             """
+        let path = try temporaryFile(json)
+        defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(
             throws: StateMachineLoadError.invalid(.unknownState(line: "bus", state: "gone", referencedFrom: "booked"))
         ) {
-            try StateMachineCatalog.load(jsonData: Data(json.utf8))
+            try StateMachineCatalog.load(jsonFile: path)
         }
     }
 

@@ -102,6 +102,22 @@ struct StoreWriterTests {
             try await writer.apply(OrderFixtures.change("r2", BuiltInLines.dispatching))
         }
         #expect(try writer.readAndWait { store in store.epoch } == writer.epoch)
+        let caught: StoreWriter.CatchUp = try await withCheckedThrowingContinuation { continuation in
+            writer.catchUp(
+                .taxi,
+                OrderFixtures.id("r1"),
+                after: StreamPosition(epoch: writer.epoch, offset: 1),
+                limit: 10
+            ) {
+                continuation.resume(with: $0)
+            }
+        }
+        #expect(caught.snapshot?.position.offset == 2)
+        guard case .records(let missed) = caught.history else {
+            Issue.record("expected records")
+            return
+        }
+        #expect(missed.map(\.toState) == [BuiltInLines.dispatching])
     }
 
     @Test("a blocked observer does not hold up the writer")
