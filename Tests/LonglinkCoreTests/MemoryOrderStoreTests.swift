@@ -15,3 +15,17 @@ struct MemoryOrderStoreTests {
         #expect(MemoryOrderStore().epoch != 0)
     }
 }
+
+@Suite("OrderStore defaults")
+struct OrderStoreDefaultTests {
+    @Test("a store without its own retainedHistory keeps the contract through the default", arguments: OrderStoreContract.checks)
+    func contractThroughDefaults(_ check: OrderStoreContractCheck) throws {
+        let factory = OrderStoreFactory(name: "spy") { setup in
+            SpyOrderStore(
+                MemoryOrderStore(catalog: setup.catalog, retention: setup.retention, clock: setup.clock),
+                counters: SpyCounters()
+            )
+        }
+        try check.run(factory)
+    }
+}

@@ -16,6 +16,8 @@ extension OrderStoreContract {
             return
         }
         #expect(kept.map(\.position.offset) == [6, 7, 8])
+        #expect(try store.retainedHistory(of: .taxi, id)?.history == kept)
+        #expect(try store.retainedHistory(of: .taxi, OrderFixtures.id("none")) == nil)
         #expect(try store.snapshot(of: .taxi, id)?.position.offset == 8)
         #expect(try store.snapshot(of: .taxi, id)?.fields.driverID == "driver-8")
     }

@@ -93,6 +93,14 @@ public final class MemoryOrderStore: OrderStore {
         }
     }
 
+    public func retainedHistory(of line: BusinessLine, _ order: OrderID) throws(StoreError)
+        -> (snapshot: OrderSnapshot, history: [OrderChangeRecord])?
+    {
+        guard !closed else { throw .closed }
+        guard let entry = entries[OrderKey(line: line, id: order)] else { return nil }
+        return (entry.snapshot, entry.history)
+    }
+
     public func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot] {
         guard !closed else { throw .closed }
         guard limit > 0 else { return [] }

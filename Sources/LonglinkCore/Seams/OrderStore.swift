@@ -37,6 +37,12 @@ public protocol OrderStore: AnyObject {
     func records(of line: BusinessLine, _ order: OrderID, after position: StreamPosition, limit: Int)
         throws(StoreError) -> HistoryRead
 
+    /// Every retained record of an order, oldest first, with its snapshot; nil when the order does not exist.
+    /// A default implementation finds the first retained offset through `records(of:after:limit:)`; stores
+    /// that know it directly should implement this.
+    func retainedHistory(of line: BusinessLine, _ order: OrderID) throws(StoreError)
+        -> (snapshot: OrderSnapshot, history: [OrderChangeRecord])?
+
     /// Orders in a stable order (line, then id) after `cursor`, at most `limit`: how migration walks a store.
     func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot]
 
@@ -60,6 +66,30 @@ public protocol OrderStore: AnyObject {
 extension OrderStore {
     /// Does nothing: stores without resources to release need not implement it.
     public func shutdown() {}
+
+    /// The default `retainedHistory`: a binary search for the oldest position that is not `.expired`, then one
+    /// read of everything after it.
+    public func retainedHistory(of line: BusinessLine, _ order: OrderID) throws(StoreError)
+        -> (snapshot: OrderSnapshot, history: [OrderChangeRecord])?
+    {
+        guard let snapshot = try snapshot(of: line, order) else { return nil }
+        let last = snapshot.position.offset
+        var low: UInt64 = 0
+        var high = last
+        while low < high {
+            let mid = low + (high - low) / 2
+            if try records(of: line, order, after: StreamPosition(epoch: epoch, offset: mid), limit: 1) == .expired {
+                low = mid + 1
+            } else {
+                high = mid
+            }
+        }
+        let count = Int(clamping: last - low)
+        switch try records(of: line, order, after: StreamPosition(epoch: epoch, offset: low), limit: max(1, count)) {
+        case .records(let history): return (snapshot, history)
+        case .expired: throw .storage("history of \(line)/\(order) changed while being read", retryable: true)
+        }
+    }
 
     /// Imports an order, refusing to replace different data (`replace: false`).
     public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord]) throws(StoreError) {

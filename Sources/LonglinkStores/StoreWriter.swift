@@ -1,0 +1,165 @@
+import Dispatch
+import Foundation
+public import LonglinkCore
+import Synchronization
+
+/// The single writer of order state: one dedicated thread owns the `OrderStore` (created on that thread by
+/// `makeStore`, never handed out), and every apply and read goes through its queue.
+///
+/// Group commit: each time the writer wakes it takes every pending request. Consecutive applies (up to
+/// `Configuration.maxBatchSize`) go to the store as ONE `applyBatch` (one transaction); when it returns the batch
+/// is durable, and only then is each request's completion called, then the `ObserverRegistry` notified (the broker
+/// listens there). Reads run in queue order, after the applies queued before them, so a read sees every change
+/// whose completion came before it was queued. Expiry runs on the writer thread every
+/// `Configuration.expiryIntervalMillis`.
+///
+/// Completions and read bodies run on the writer thread: they must be short and must not block (hop to your own
+/// thread or loop to do more). `shutdown()` drains the queue, then calls `store.shutdown()`.
+public final class StoreWriter: Sendable {
+    /// Tuning for the writer.
+    public struct Configuration: Sendable {
+        /// The most changes applied in one `applyBatch`.
+        public var maxBatchSize: Int
+        /// How often (ms) `expire` runs on the writer thread; 0 never.
+        public var expiryIntervalMillis: UInt64
+        /// The time passed to `expire`.
+        public var clock: any WallClock
+        /// Where expiry results and failures are logged.
+        public var logger: Logger
+
+        public init(
+            maxBatchSize: Int = 4_096,
+            expiryIntervalMillis: UInt64 = 60_000,
+            clock: any WallClock = SystemWallClock(),
+            logger: Logger = .disabled
+        ) {
+            self.maxBatchSize = max(1, maxBatchSize)
+            self.expiryIntervalMillis = expiryIntervalMillis
+            self.clock = clock
+            self.logger = logger
+        }
+    }
+
+    /// Counters for metrics and tests.
+    public struct Statistics: Hashable, Sendable {
+        /// `applyBatch` calls made.
+        public var batches: Int
+        /// Changes handed to `applyBatch` (accepted or refused).
+        public var changes: Int
+        /// Orders removed by periodic expiry.
+        public var expiredOrders: Int
+    }
+
+    /// The store's epoch (read once at start).
+    public let epoch: UInt32
+    private let mailbox: Mailbox
+
+    /// Starts the writer thread, creates the store on it with `makeStore`, and returns once the store is open
+    /// (throwing `makeStore`'s error if it fails).
+    /// - Parameter observers: told about every accepted (not deduplicated) change after its batch is durable.
+    public init(
+        observers: ObserverRegistry? = nil,
+        configuration: Configuration = Configuration(),
+        makeStore: @escaping @Sendable () throws(StoreError) -> any OrderStore
+    ) throws(StoreError) {
+        let mailbox = Mailbox(configuration: configuration, observers: observers)
+        let opened = Mutex<Result<UInt32, StoreError>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            switch Result(catching: { () throws(StoreError) in try makeStore() }) {
+            case .failure(let error):
+                opened.withLock { $0 = .failure(error) }
+                ready.signal()
+                mailbox.markFailed()
+            case .success(let store):
+                opened.withLock { $0 = .success(store.epoch) }
+                ready.signal()
+                mailbox.run(store)
+            }
+        }
+        thread.name = "longlink-store-writer"
+        thread.start()
+        ready.wait()
+        let result = opened.withLock { $0 } ?? .failure(.closed)
+        self.epoch = try result.get()
+        self.mailbox = mailbox
+    }
+
+    /// Queues `change`; `completion` is called on the writer thread once its batch is durable (or it was refused).
+    public func apply(
+        _ change: OrderChange,
+        completion: @escaping @Sendable (Result<AppliedChange, StoreError>) -> Void
+    ) {
+        mailbox.post(.apply(change, completion))
+    }
+
+    /// Applies `change` and returns once its batch is durable.
+    public func apply(_ change: OrderChange) async throws(StoreError) -> AppliedChange {
+        let result = await withCheckedContinuation { continuation in
+            apply(change) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` with the store on the writer thread (after every request queued before it); `completion`
+    /// gets its result there.
+    public func read<T: Sendable>(
+        _ body: @escaping @Sendable (any OrderStore) throws(StoreError) -> T,
+        completion: @escaping @Sendable (Result<T, StoreError>) -> Void
+    ) {
+        mailbox.post(
+            .run { store in
+                guard let store else { return completion(.failure(.closed)) }
+                completion(Result { () throws(StoreError) in try body(store) })
+            }
+        )
+    }
+
+    /// Runs `body` with the store on the writer thread and returns its result.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any OrderStore) throws(StoreError) -> T)
+        async throws(StoreError) -> T
+    {
+        let result = await withCheckedContinuation { continuation in
+            read(body) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` on the writer thread and blocks the calling thread until it returns. For command-line tools
+    /// and tests; never call it from the writer thread (a completion or read body): that deadlocks.
+    public func readAndWait<T: Sendable>(_ body: @escaping @Sendable (any OrderStore) throws(StoreError) -> T)
+        throws(StoreError) -> T
+    {
+        let box = Mutex<Result<T, StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        read(body) { result in
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try (box.withLock { $0 } ?? .failure(.closed)).get()
+    }
+
+    /// Stops accepting requests, applies everything already queued, shuts the store down and waits for the
+    /// writer thread to finish. Later requests fail with `.closed`. Safe to call more than once.
+    public func shutdown() {
+        mailbox.stop()
+    }
+
+    /// Batches, changes and expired orders so far.
+    public var statistics: Statistics { mailbox.statistics }
+}
+
+/// A request to the writer thread.
+enum WriterRequest: Sendable {
+    case apply(OrderChange, @Sendable (Result<AppliedChange, StoreError>) -> Void)
+    /// Runs with the store, or with nil when the writer has stopped.
+    case run(@Sendable ((any OrderStore)?) -> Void)
+
+    func fail() {
+        switch self {
+        case .apply(_, let completion): completion(.failure(.closed))
+        case .run(let body): body(nil)
+        }
+    }
+}
