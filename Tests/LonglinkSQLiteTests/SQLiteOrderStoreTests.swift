@@ -37,7 +37,8 @@ struct SQLiteOrderStoreTests {
         defer { second.shutdown() }
         #expect(second.epoch == epoch)
         #expect(second.database.versionBeforeOpen == SQLiteSchema.latestVersion)
-        #expect(try second.snapshot(of: .taxi, OrderFixtures.id("1"))?.position == StreamPosition(epoch: epoch, offset: 1))
+        let snapshot = try second.snapshot(of: .taxi, OrderFixtures.id("1"))
+        #expect(snapshot?.position == StreamPosition(epoch: epoch, offset: 1))
         // A new file is a new history: another epoch.
         let other = try SQLiteOrderStore(path: directory.file("other.sqlite"))
         defer { other.shutdown() }
@@ -136,13 +137,14 @@ struct SQLiteOrderStoreTests {
         let directory = TestDirectory()
         let path = directory.file("g.sqlite")
         let store = try SQLiteOrderStore(path: path)
+        let tooBig = OrderFields(payload: [UInt8](repeating: 1, count: 20_000))
         let batch = [
             OrderFixtures.change("a", BuiltInLines.created),
             OrderFixtures.change("a", BuiltInLines.paid),  // illegal: created → paid
             OrderFixtures.change("b", BuiltInLines.dispatching),  // unknown order
             OrderFixtures.change("a", BuiltInLines.dispatching, key: "k1"),
             OrderFixtures.change("a", BuiltInLines.dispatching, key: "k1"),  // replay within the batch
-            OrderFixtures.change("c", BuiltInLines.created, fields: OrderFields(payload: [UInt8](repeating: 1, count: 20_000))),
+            OrderFixtures.change("c", BuiltInLines.created, fields: tooBig),
             OrderFixtures.change("d", BuiltInLines.created),
         ]
         let results = store.applyBatch(batch)
