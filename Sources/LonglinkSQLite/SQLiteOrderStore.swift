@@ -141,6 +141,16 @@ public final class SQLiteOrderStore: OrderStore {
         }
     }
 
+    public func retainedHistory(of line: BusinessLine, _ order: OrderID) throws(StoreError)
+        -> (snapshot: OrderSnapshot, history: [OrderChangeRecord])?
+    {
+        try storage { () throws(SQLiteError) -> (snapshot: OrderSnapshot, history: [OrderChangeRecord])? in
+            guard let stored = try loadOrder(line, order) else { return nil }
+            let history = try loadRecords(key: stored.key, line: line, order: order, from: 0, limit: Int.max)
+            return (stored.snapshot, history)
+        }
+    }
+
     public func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot] {
         guard limit > 0 else { return [] }
         return try storage { () throws(SQLiteError) -> [OrderSnapshot] in

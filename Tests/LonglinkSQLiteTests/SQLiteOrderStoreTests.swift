@@ -129,6 +129,7 @@ struct SQLiteOrderStoreTests {
         clock.advance(byMillis: 20_000)
         _ = try store.expire(nowMillis: clock.nowMillis())
         #expect(try offsets(after: 4) == [5])
+        #expect(try store.retainedHistory(of: .taxi, OrderFixtures.id("aging"))?.history.map(\.position.offset) == [5])
         #expect(try offsets(after: 3) == nil)
     }
 
