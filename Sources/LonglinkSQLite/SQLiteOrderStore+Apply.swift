@@ -12,7 +12,9 @@ extension SQLiteOrderStore {
         guard !closed else { return changes.map { _ in .failure(.closed) } }
         do {
             try statements.begin.run()
+            try refreshCache()
         } catch {
+            if !database.connection.isAutocommit { try? statements.rollback.run() }
             return changes.map { _ in .failure(error.storeError(path: path)) }
         }
         var results: [Result<AppliedChange, StoreError>] = []
@@ -28,6 +30,7 @@ extension SQLiteOrderStore {
                     // SQLite may roll the whole transaction back by itself after some errors (a full disk, an
                     // I/O error): then the earlier changes of this batch are gone too, and none is stored.
                     if database.connection.isAutocommit {
+                        cache.rollback()
                         return changes.map { _ in .failure(failure.storeError(path: path)) }
                     }
                     results.append(.failure(failure.storeError(path: path)))
@@ -38,6 +41,7 @@ extension SQLiteOrderStore {
             try statements.commit.run()
         } catch {
             if !database.connection.isAutocommit { try? statements.rollback.run() }
+            cache.rollback()
             let what = changes.count == 1 ? "the change was" : "the batch of \(changes.count) changes was"
             let failure = StoreError.storage(
                 "\(what) not committed, nothing of it is stored: " + error.explanation(path: path),
@@ -45,7 +49,21 @@ extension SQLiteOrderStore {
             )
             return changes.map { _ in .failure(failure) }
         }
+        cache.commit()
         return results
+    }
+
+    /// Drops the cache when another connection committed since we last looked (inside the transaction, so
+    /// nobody else can write until we commit).
+    private func refreshCache() throws(SQLiteError) {
+        let query = statements.dataVersion
+        defer { query.reset() }
+        guard try query.step() else { return }
+        let version = query.int64(0)
+        if version != cache.dataVersion {
+            cache.clear()
+            cache.dataVersion = version
+        }
     }
 
     /// Why one change of a batch failed: refused by validation, or a storage error.
@@ -57,9 +75,10 @@ extension SQLiteOrderStore {
     /// Validates and writes one change inside the open transaction. A storage failure during the writes is
     /// rolled back to the change's savepoint, so the rest of the batch is untouched.
     private func applyOne(_ change: OrderChange) throws(ChangeFailure) -> AppliedChange {
-        let current: (key: Int64, snapshot: OrderSnapshot)?
+        let cacheKey = SQLiteOrderCache.Key(line: change.line, id: change.orderID)
+        var current = cache.order(cacheKey)
         do {
-            current = try loadOrder(change.line, change.orderID)
+            if current == nil { current = try loadOrder(change.line, change.orderID) }
             if let current, !change.idempotencyKey.isEmpty,
                 let first = try recordWithKey(change.idempotencyKey, of: current.key, current.snapshot)
             {
@@ -86,8 +105,9 @@ extension SQLiteOrderStore {
             throw .storage(error)
         }
         do {
-            try write(prepared, orderKey: current?.key)
+            let stored = try write(prepared, over: current)
             try statements.release.run()
+            cache.store(stored, for: cacheKey)
         } catch {
             if !database.connection.isAutocommit {
                 try? statements.rollbackToSavepoint.run()
@@ -99,39 +119,49 @@ extension SQLiteOrderStore {
     }
 
     /// Writes the snapshot and the record, then trims the order's history to `maxRecordsPerOrder`.
-    private func write(_ prepared: ChangeValidation.Prepared, orderKey: Int64?) throws(SQLiteError) {
+    private func write(_ prepared: ChangeValidation.Prepared, over current: StoredOrder?)
+        throws(SQLiteError) -> StoredOrder
+    {
         let snapshot = prepared.snapshot
-        let terminal = catalog.machine(for: snapshot.line)?.isTerminal(snapshot.state) ?? false
-        let key: Int64
-        if let orderKey {
-            let update = statements.updateOrder
-            try update.bind(orderKey, at: 1)
+        let terminal = ChangeValidation.isTerminal(snapshot, catalog: catalog)
+        let stored: StoredOrder
+        if let current {
+            // The previous latest record becomes agable now; `aging_from` only needs setting when it was nil
+            // (the statement without it leaves the aging index untouched).
+            let agingFrom = current.agingFrom ?? current.snapshot.updatedAtMillis
+            let update = current.agingFrom == nil ? statements.updateOrderAndAging : statements.updateOrder
+            try update.bind(current.key, at: 1)
             try SQLiteStatements.bind(snapshot, terminal: terminal, to: update)
+            if current.agingFrom == nil { try update.bind(agingFrom, at: 14) }
             try update.run()
-            key = orderKey
+            stored = StoredOrder(key: current.key, snapshot: snapshot, agingFrom: agingFrom)
         } else {
-            key = try insertOrder(snapshot, terminal: terminal)
+            let key = try insertOrder(snapshot, terminal: terminal, agingFrom: nil)
+            stored = StoredOrder(key: key, snapshot: snapshot, agingFrom: nil)
         }
         let insert = statements.insertRecord
-        try insert.bind(key, at: 1)
+        try insert.bind(stored.key, at: 1)
         try SQLiteStatements.bind(prepared.record, to: insert)
         try insert.run()
         let keep = UInt64(max(1, retention.maxRecordsPerOrder))
         let offset = prepared.record.position.offset
         if offset > keep {
+            // `aging_from` stays a valid lower bound: trimming only removes older records.
             let trim = statements.trimHistory
-            try trim.bind(key, at: 1)
+            try trim.bind(stored.key, at: 1)
             try trim.bind(offset - keep, at: 2)
             try trim.run()
         }
+        return stored
     }
 
     /// Inserts a new order's snapshot; returns its order_key.
-    func insertOrder(_ snapshot: OrderSnapshot, terminal: Bool) throws(SQLiteError) -> Int64 {
+    func insertOrder(_ snapshot: OrderSnapshot, terminal: Bool, agingFrom: UInt64?) throws(SQLiteError) -> Int64 {
         let insert = statements.insertOrder
         defer { insert.reset() }
         try insert.bind(snapshot.line.name, at: 1)
         try SQLiteStatements.bind(snapshot, terminal: terminal, to: insert)
+        try insert.bind(agingFrom.map { Int64(bitPattern: $0) }, at: 14)
         guard try insert.step() else { throw SQLiteError.invalidRow("INSERT … RETURNING gave no order_key") }
         let key = insert.int64(0)
         // Step to completion so the statement releases its hold on the table before the next one runs.

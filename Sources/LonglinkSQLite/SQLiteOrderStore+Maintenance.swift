@@ -8,6 +8,7 @@ extension SQLiteOrderStore {
         guard !closed else { throw .closed }
         let imported = try ChangeValidation.prepareImport(snapshot, history: history, catalog: catalog, epoch: epoch)
         let outcome = try transaction { () throws(SQLiteError) in try write(imported, replace: replace) }
+        cache.remove(SQLiteOrderCache.Key(line: snapshot.line, id: snapshot.orderID))
         if outcome == .conflict {
             throw .conflict("\(snapshot.line)/\(snapshot.orderID) exists with different data")
         }
@@ -29,6 +30,8 @@ extension SQLiteOrderStore {
     {
         let snapshot = imported.snapshot
         let terminal = ChangeValidation.isTerminal(snapshot, catalog: catalog)
+        // The oldest record other than the latest, if any, can age out.
+        let agingFrom = imported.history.count > 1 ? imported.history.first?.timestampMillis : nil
         let key: Int64
         if let existing = try loadOrder(snapshot.line, snapshot.orderID) {
             let stored = try loadRecords(
@@ -44,13 +47,14 @@ extension SQLiteOrderStore {
             try clear.bind(existing.key, at: 1)
             try clear.bind(Int64.max, at: 2)
             try clear.run()
-            let update = statements.updateOrder
+            let update = statements.updateOrderAndAging
             try update.bind(existing.key, at: 1)
             try SQLiteStatements.bind(snapshot, terminal: terminal, to: update)
+            try update.bind(agingFrom.map { Int64(bitPattern: $0) }, at: 14)
             try update.run()
             key = existing.key
         } else {
-            key = try insertOrder(snapshot, terminal: terminal)
+            key = try insertOrder(snapshot, terminal: terminal, agingFrom: agingFrom)
         }
         let insert = statements.insertRecord
         for record in imported.history {
@@ -63,6 +67,7 @@ extension SQLiteOrderStore {
 
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int {
         guard !closed else { throw .closed }
+        cache.clear()  // rows change underneath it
         return try transaction { () throws(SQLiteError) -> Int in
             var removed = 0
             // Terminal orders idle for at least the TTL (idle = now - updated_at, as MemoryOrderStore counts).
@@ -83,19 +88,44 @@ extension SQLiteOrderStore {
                 try orders.run()
                 removed = database.connection.changes
             }
-            // Records older than the age limit, except each order's latest.
+            // Records older than the age limit, except each order's latest: only orders whose `aging_from`
+            // is before the cutoff can have any.
             if nowMillis > retention.maxHistoryAgeMillis {
-                let cutoff = Int64(clamping: nowMillis - retention.maxHistoryAgeMillis)
-                let aged = try database.connection.prepare(
-                    """
-                    DELETE FROM history WHERE accepted_at < ? AND record_offset <
-                        (SELECT last_offset FROM orders o WHERE o.order_key = history.order_key)
-                    """
-                )
-                try aged.bind(cutoff, at: 1)
-                try aged.run()
+                try expireAgedHistory(before: Int64(clamping: nowMillis - retention.maxHistoryAgeMillis))
             }
             return removed
+        }
+    }
+
+    /// Deletes records accepted before `cutoff` (except each order's latest) and refreshes `aging_from`.
+    private func expireAgedHistory(before cutoff: Int64) throws(SQLiteError) {
+        let candidates = try database.connection.prepare(
+            "SELECT order_key, last_offset FROM orders WHERE aging_from IS NOT NULL AND aging_from < ?"
+        )
+        try candidates.bind(cutoff, at: 1)
+        var orders: [(key: Int64, last: Int64)] = []
+        while try candidates.step() { orders.append((candidates.int64(0), candidates.int64(1))) }
+        candidates.reset()
+        guard !orders.isEmpty else { return }
+        let delete = try database.connection.prepare(
+            "DELETE FROM history WHERE order_key = ? AND record_offset < ? AND accepted_at < ?"
+        )
+        // The new bound: the oldest retained record other than the latest, or NULL when none is left.
+        let refresh = try database.connection.prepare(
+            """
+            UPDATE orders SET aging_from = (SELECT accepted_at FROM history
+                WHERE order_key = ?1 AND record_offset < ?2 ORDER BY record_offset LIMIT 1)
+            WHERE order_key = ?1
+            """
+        )
+        for order in orders {
+            try delete.bind(order.key, at: 1)
+            try delete.bind(order.last, at: 2)
+            try delete.bind(cutoff, at: 3)
+            try delete.run()
+            try refresh.bind(order.key, at: 1)
+            try refresh.bind(order.last, at: 2)
+            try refresh.run()
         }
     }
 

@@ -45,6 +45,8 @@ public final class SQLiteOrderStore: OrderStore {
     let database: SQLiteDatabase
     let statements: SQLiteStatements
     var closed = false
+    /// Orders written recently, so a change to a hot order skips the SELECT (see `SQLiteOrderStore+Apply`).
+    var cache = SQLiteOrderCache()
 
     /// Opens the store at `path`, creating the file (not its directory) when missing, and migrates its schema.
     /// - Parameters:
@@ -139,6 +141,16 @@ public final class SQLiteOrderStore: OrderStore {
         }
     }
 
+    public func retainedHistory(of line: BusinessLine, _ order: OrderID) throws(StoreError)
+        -> (snapshot: OrderSnapshot, history: [OrderChangeRecord])?
+    {
+        try storage { () throws(SQLiteError) -> (snapshot: OrderSnapshot, history: [OrderChangeRecord])? in
+            guard let stored = try loadOrder(line, order) else { return nil }
+            let history = try loadRecords(key: stored.key, line: line, order: order, from: 0, limit: Int.max)
+            return (stored.snapshot, history)
+        }
+    }
+
     public func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot] {
         guard limit > 0 else { return [] }
         return try storage { () throws(SQLiteError) -> [OrderSnapshot] in
@@ -155,7 +167,7 @@ public final class SQLiteOrderStore: OrderStore {
             defer { query.reset() }
             var snapshots: [OrderSnapshot] = []
             while try query.step() {
-                guard let row = SQLiteStatements.snapshot(from: query, epoch: epoch) else {
+                guard let row = SQLiteStatements.order(from: query, epoch: epoch) else {
                     throw SQLiteError.invalidRow("an order row has an invalid line or id")
                 }
                 snapshots.append(row.snapshot)
@@ -194,16 +206,14 @@ public final class SQLiteOrderStore: OrderStore {
         }
     }
 
-    /// The order's key and snapshot, or nil when it does not exist.
-    func loadOrder(_ line: BusinessLine, _ order: OrderID)
-        throws(SQLiteError) -> (key: Int64, snapshot: OrderSnapshot)?
-    {
+    /// The stored order, or nil when it does not exist.
+    func loadOrder(_ line: BusinessLine, _ order: OrderID) throws(SQLiteError) -> StoredOrder? {
         let query = statements.selectOrder
         defer { query.reset() }
         try query.bind(line.name, at: 1)
         try query.bind(order.rawValue, at: 2)
         guard try query.step() else { return nil }
-        guard let row = SQLiteStatements.snapshot(from: query, epoch: epoch) else {
+        guard let row = SQLiteStatements.order(from: query, epoch: epoch) else {
             throw SQLiteError.invalidRow("the row of \(line)/\(order) is unreadable")
         }
         return row

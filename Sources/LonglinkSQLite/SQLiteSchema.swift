@@ -27,7 +27,9 @@ enum SQLiteSchema {
     /// - `meta`: key/value facts about the store; `epoch` is chosen at random when the store is created.
     /// - `orders`: one row per order, its snapshot. `order_key` is a compact integer that history rows refer to;
     ///   `terminal` caches whether `state` ends the lifecycle (for `expire`); `last_offset` is the snapshot's
-    ///   position.
+    ///   position. `aging_from` is a lower bound of the oldest timestamp among the order's records other than
+    ///   its latest (NULL when only the latest is retained): `expire` visits only orders with `aging_from`
+    ///   before the age cutoff, so history needs no timestamp index that every insert would have to update.
     /// - `history`: the records, keyed by (order_key, record_offset). The idempotency index is the partial
     ///   index on (order_key, idempotency_key): a key is scoped to its order and remembered as long as its
     ///   record is retained.
@@ -54,9 +56,11 @@ enum SQLiteSchema {
                 longitude_e6 INTEGER,
                 cancellation_reason TEXT,
                 payload BLOB,
+                aging_from INTEGER,
                 UNIQUE (line, order_id)
             );
             CREATE INDEX orders_terminal_expiry ON orders (updated_at) WHERE terminal = 1;
+            CREATE INDEX orders_aging ON orders (aging_from) WHERE aging_from IS NOT NULL;
             CREATE TABLE history (
                 order_key INTEGER NOT NULL,
                 record_offset INTEGER NOT NULL,
@@ -72,7 +76,6 @@ enum SQLiteSchema {
                 idempotency_key TEXT NOT NULL DEFAULT '',
                 PRIMARY KEY (order_key, record_offset)
             ) WITHOUT ROWID;
-            CREATE INDEX history_age ON history (accepted_at);
             CREATE INDEX history_idempotency ON history (order_key, idempotency_key) WHERE idempotency_key <> '';
             """
     )

@@ -1,12 +1,22 @@
 import LonglinkCore
 
+/// An order as stored: its row key, snapshot and `aging_from` (see `SQLiteSchema.version1`).
+struct StoredOrder {
+    /// The compact key history rows refer to.
+    var key: Int64
+    /// The snapshot.
+    var snapshot: OrderSnapshot
+    /// A lower bound of the oldest timestamp among records other than the latest; nil when there are none.
+    var agingFrom: UInt64?
+}
+
 /// Every statement the store runs more than once, prepared when the store opens and reused, plus the mapping
 /// between rows and domain values. Column lists are spelled once here so binds and reads cannot drift apart.
 final class SQLiteStatements {
     /// Snapshot columns, in the order `snapshot(from:)` reads them.
     static let orderColumns = """
         order_key, line, order_id, state, last_offset, created_at, updated_at, \
-        driver_id, eta_seconds, latitude_e6, longitude_e6, cancellation_reason, payload
+        driver_id, eta_seconds, latitude_e6, longitude_e6, cancellation_reason, payload, aging_from
         """
     /// Record columns (without the order), in the order `record(from:line:orderID:epoch:)` reads them.
     static let recordColumns = """
@@ -15,14 +25,18 @@ final class SQLiteStatements {
         """
 
     let begin, commit, rollback, savepoint, release, rollbackToSavepoint: SQLiteStatement
+    /// `PRAGMA data_version`: changes when another connection commits.
+    let dataVersion: SQLiteStatement
     /// (line, order_id) → snapshot columns.
     let selectOrder: SQLiteStatement
     /// (line, order_id) → order_key, last_offset, first retained offset.
     let selectBounds: SQLiteStatement
     /// Inserts a snapshot; returns its order_key.
     let insertOrder: SQLiteStatement
-    /// Updates a snapshot by order_key.
+    /// Updates a snapshot by order_key, leaving `aging_from` as it is.
     let updateOrder: SQLiteStatement
+    /// Updates a snapshot and its `aging_from` (parameter 14) by order_key.
+    let updateOrderAndAging: SQLiteStatement
     /// Appends a record.
     let insertRecord: SQLiteStatement
     /// (order_key, idempotency_key) → the record with that key.
@@ -41,6 +55,7 @@ final class SQLiteStatements {
         savepoint = try connection.prepare("SAVEPOINT change")
         release = try connection.prepare("RELEASE change")
         rollbackToSavepoint = try connection.prepare("ROLLBACK TO change")
+        dataVersion = try connection.prepare("PRAGMA data_version")
         selectOrder = try connection.prepare(
             "SELECT \(Self.orderColumns) FROM orders WHERE line = ? AND order_id = ?"
         )
@@ -54,16 +69,25 @@ final class SQLiteStatements {
         insertOrder = try connection.prepare(
             """
             INSERT INTO orders (line, order_id, state, terminal, last_offset, created_at, updated_at,
-                driver_id, eta_seconds, latitude_e6, longitude_e6, cancellation_reason, payload)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                driver_id, eta_seconds, latitude_e6, longitude_e6, cancellation_reason, payload, aging_from)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
             RETURNING order_key
             """
         )
+        // Parameters 2 (order_id) and 6 (created_at) are bound but unused (allowed: ?13 is the highest).
         updateOrder = try connection.prepare(
+            """
+            UPDATE orders SET state = ?3, terminal = ?4, last_offset = ?5, updated_at = ?7,
+                driver_id = ?8, eta_seconds = ?9, latitude_e6 = ?10, longitude_e6 = ?11,
+                cancellation_reason = ?12, payload = ?13
+            WHERE order_key = ?1
+            """
+        )
+        updateOrderAndAging = try connection.prepare(
             """
             UPDATE orders SET state = ?3, terminal = ?4, last_offset = ?5, created_at = ?6, updated_at = ?7,
                 driver_id = ?8, eta_seconds = ?9, latitude_e6 = ?10, longitude_e6 = ?11,
-                cancellation_reason = ?12, payload = ?13
+                cancellation_reason = ?12, payload = ?13, aging_from = ?14
             WHERE order_key = ?1
             """
         )
@@ -151,8 +175,8 @@ final class SQLiteStatements {
         )
     }
 
-    /// Reads a row of `orderColumns`: the order_key and the snapshot (nil when line or id is not valid).
-    static func snapshot(from statement: SQLiteStatement, epoch: UInt32) -> (key: Int64, snapshot: OrderSnapshot)? {
+    /// Reads a row of `orderColumns` (nil when line or id is not valid).
+    static func order(from statement: SQLiteStatement, epoch: UInt32) -> StoredOrder? {
         guard let line = BusinessLine(statement.text(1)), let orderID = OrderID(statement.text(2)) else { return nil }
         let snapshot = OrderSnapshot(
             orderID: orderID,
@@ -163,7 +187,11 @@ final class SQLiteStatements {
             createdAtMillis: statement.uint64(5),
             updatedAtMillis: statement.uint64(6)
         )
-        return (statement.int64(0), snapshot)
+        return StoredOrder(
+            key: statement.int64(0),
+            snapshot: snapshot,
+            agingFrom: statement.optionalInt64(13).map { UInt64(bitPattern: $0) }
+        )
     }
 
     /// Reads a row of `recordColumns` as a record of the given order.

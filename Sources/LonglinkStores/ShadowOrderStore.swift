@@ -45,7 +45,13 @@ public final class ShadowOrderStore: OrderStore {
         for (i, change) in changes.enumerated() {
             guard i < first.count else { break }
             guard i < second.count else {
-                report("applyBatch", .shadowFailed, change.line, change.orderID, "shadow returned \(second.count) results")
+                report(
+                    "applyBatch",
+                    .shadowFailed,
+                    change.line,
+                    change.orderID,
+                    "shadow returned \(second.count) results"
+                )
                 break
             }
             compare(first[i], second[i], change)
@@ -59,7 +65,11 @@ public final class ShadowOrderStore: OrderStore {
             let second = Result { () throws(StoreError) in try shadow.snapshot(of: line, order) }
             switch (first, second) {
             case (.success(let a), .success(let b)):
-                if a.map(Self.normalized) != b.map(Self.normalized) {
+                if let a, let b {
+                    if let what = ChangeValidation.difference(a, b, ignoringTimestamps: true) {
+                        report("snapshot", .readDiffers, line, order, what)
+                    }
+                } else if (a == nil) != (b == nil) {
                     report("snapshot", .readDiffers, line, order, "\(Self.describe(a)) vs \(Self.describe(b))")
                 }
             case (.failure(let a), .failure(let b)) where a == b: break
@@ -74,15 +84,25 @@ public final class ShadowOrderStore: OrderStore {
     public func records(of line: BusinessLine, _ order: OrderID, after position: StreamPosition, limit: Int)
         throws(StoreError) -> HistoryRead
     {
-        let first = Result { () throws(StoreError) in try primary.records(of: line, order, after: position, limit: limit) }
+        let first = Result { () throws(StoreError) in
+            try primary.records(of: line, order, after: position, limit: limit)
+        }
         if compareReads {
             var moved = position
             if position != .zero && position.epoch == primary.epoch { moved.epoch = shadow.epoch }
-            let second = Result { () throws(StoreError) in try shadow.records(of: line, order, after: moved, limit: limit) }
+            let second = Result { () throws(StoreError) in
+                try shadow.records(of: line, order, after: moved, limit: limit)
+            }
             switch (first, second) {
             case (.success(let a), .success(let b)):
                 if Self.normalized(a) != Self.normalized(b) {
-                    report("records", .readDiffers, line, order, "after \(position.offset): \(Self.describe(a)) vs \(Self.describe(b))")
+                    report(
+                        "records",
+                        .readDiffers,
+                        line,
+                        order,
+                        "after \(position.offset): \(Self.describe(a)) vs \(Self.describe(b))"
+                    )
                 }
             case (.failure(let a), .failure(let b)) where a == b: break
             case (.success, .failure(let error)): report("records", .shadowFailed, line, order, "\(error)")
@@ -106,8 +126,12 @@ public final class ShadowOrderStore: OrderStore {
     }
 
     public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError) {
-        let first = Result { () throws(StoreError) in try primary.importOrder(snapshot, history: history, replace: replace) }
-        let second = Result { () throws(StoreError) in try shadow.importOrder(snapshot, history: history, replace: replace) }
+        let first = Result { () throws(StoreError) in
+            try primary.importOrder(snapshot, history: history, replace: replace)
+        }
+        let second = Result { () throws(StoreError) in
+            try shadow.importOrder(snapshot, history: history, replace: replace)
+        }
         switch (first, second) {
         case (.success, .success): break
         case (.failure(let a), .failure(let b)) where a == b: break
@@ -147,15 +171,20 @@ public final class ShadowOrderStore: OrderStore {
     ) {
         switch (first, second) {
         case (.success(let a), .success(let b)):
-            let sameRecord = Self.normalized(a.record) == Self.normalized(b.record)
-            let sameSnapshot = Self.normalized(a.snapshot) == Self.normalized(b.snapshot)
-            if !sameRecord || !sameSnapshot || a.deduplicated != b.deduplicated {
-                let what =
-                    !sameRecord
-                    ? "record \(a.record.toState)@\(a.record.position.offset) vs \(b.record.toState)@\(b.record.position.offset)"
-                    : !sameSnapshot ? "snapshot \(Self.describe(a.snapshot)) vs \(Self.describe(b.snapshot))"
-                    : "deduplicated \(a.deduplicated) vs \(b.deduplicated)"
-                report("apply", .resultDiffers, change.line, change.orderID, what)
+            let what =
+                ChangeValidation.difference(a.record, b.record, ignoringTimestamps: true).map { "record: \($0)" }
+                ?? ChangeValidation.difference(a.snapshot, b.snapshot, ignoringTimestamps: true).map {
+                    "snapshot: \($0)"
+                }
+                ?? (a.deduplicated != b.deduplicated ? "deduplicated \(a.deduplicated) vs \(b.deduplicated)" : nil)
+            if let what {
+                report(
+                    "apply",
+                    .resultDiffers,
+                    change.line,
+                    change.orderID,
+                    "at offset \(a.record.position.offset): \(what)"
+                )
             }
         case (.failure(let a), .failure(let b)):
             if a != b { report("apply", .errorDiffers, change.line, change.orderID, "\(a) vs \(b)") }
@@ -166,7 +195,13 @@ public final class ShadowOrderStore: OrderStore {
         }
     }
 
-    private func report(_ operation: String, _ kind: ShadowDivergence.Kind, _ line: BusinessLine?, _ order: OrderID?, _ detail: String) {
+    private func report(
+        _ operation: String,
+        _ kind: ShadowDivergence.Kind,
+        _ line: BusinessLine?,
+        _ order: OrderID?,
+        _ detail: String
+    ) {
         reporter.report(ShadowDivergence(operation: operation, kind: kind, line: line, orderID: order, detail: detail))
     }
 

@@ -5,7 +5,8 @@ public import LonglinkCore
 /// The workload is realistic: full taxi lifecycles (created … paid, 8 changes with driver ids, ETAs, locations
 /// and a small payload), 1,024 orders in flight at a time with their steps interleaved, applied in batches of
 /// `batchSize` through `applyBatch` (one transaction each, like the Store's group commit). Only `applyBatch`
-/// is timed; building the changes is not.
+/// is timed; building the changes is not. A same-run baseline (one dictionary upsert per change, same keys)
+/// makes the figure comparable across machines (`ratioToBaseline`).
 public enum StoreBenchmark {
     /// The figures of one run.
     public struct Figures: Hashable, Sendable, CustomStringConvertible {
@@ -19,12 +20,21 @@ public enum StoreBenchmark {
         public var batches: Int
         /// Time spent in `applyBatch`, in seconds.
         public var seconds: Double
+        /// Seconds the same-run baseline took: one `[OrderID: Int]` upsert per change, same ids, same order.
+        public var baselineSeconds: Double
         /// Throughput.
         public var changesPerSecond: Double { seconds > 0 ? Double(changes) / seconds : 0 }
+        /// Baseline throughput (dictionary upserts per second) on this machine, in this run.
+        public var baselinePerSecond: Double { baselineSeconds > 0 ? Double(changes) / baselineSeconds : 0 }
+        /// `changesPerSecond / baselinePerSecond`: comparable across machines.
+        public var ratioToBaseline: Double { baselinePerSecond > 0 ? changesPerSecond / baselinePerSecond : 0 }
 
         public var description: String {
             let rate = Int(changesPerSecond.rounded())
-            return "\(changes) changes (\(orders) orders, \(batches) batches, \(refused) refused) in \(seconds) s: \(rate) changes/s"
+            let baseline = Int(baselinePerSecond.rounded())
+            let ratio = (ratioToBaseline * 1000).rounded() / 1000
+            return "\(changes) changes (\(orders) orders, \(batches) batches, \(refused) refused) in \(seconds) s: "
+                + "\(rate) changes/s; baseline \(baseline) dictionary upserts/s; ratio \(ratio)"
         }
     }
 
@@ -38,7 +48,9 @@ public enum StoreBenchmark {
         let steps = 8
         let orders = max(1, (changes + steps - 1) / steps)
         let tag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        var figures = Figures(changes: 0, refused: 0, orders: orders, batches: 0, seconds: 0)
+        var figures = Figures(changes: 0, refused: 0, orders: orders, batches: 0, seconds: 0, baselineSeconds: 0)
+        var baseline: [OrderID: Int] = [:]
+        var baselineElapsed: UInt64 = 0
         var elapsed: UInt64 = 0
         var firstOrder = 0
         while firstOrder < orders {
@@ -53,7 +65,10 @@ public enum StoreBenchmark {
             while start < pending.count {
                 let end = min(pending.count, start + batchSize)
                 let batch = Array(pending[start..<end])
-                let began = MonotonicClock.nanoseconds()
+                var began = MonotonicClock.nanoseconds()
+                for change in batch { baseline[change.orderID, default: 0] += 1 }
+                baselineElapsed += MonotonicClock.nanoseconds() - began
+                began = MonotonicClock.nanoseconds()
                 let results = store.applyBatch(batch)
                 elapsed += MonotonicClock.nanoseconds() - began
                 figures.batches += 1
@@ -64,6 +79,7 @@ public enum StoreBenchmark {
             firstOrder += group
         }
         figures.seconds = Double(elapsed) / 1e9
+        figures.baselineSeconds = Double(baselineElapsed) / 1e9
         return figures
     }
 
@@ -79,7 +95,8 @@ public enum StoreBenchmark {
         switch step {
         case 0: fields.location = GeoPoint(latitudeE6: 31_230_416 + Int32(n), longitudeE6: 121_473_701)
         case 2: fields = OrderFields(driverID: drivers[n % drivers.count], etaSeconds: 300)
-        case 3: fields = OrderFields(etaSeconds: 120, location: GeoPoint(latitudeE6: 31_231_000, longitudeE6: 121_474_000))
+        case 3:
+            fields = OrderFields(etaSeconds: 120, location: GeoPoint(latitudeE6: 31_231_000, longitudeE6: 121_474_000))
         case 4: fields.etaSeconds = 0
         case 7: fields.payload = payload
         default: break

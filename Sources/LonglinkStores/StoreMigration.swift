@@ -23,6 +23,13 @@ public enum StoreMigration {
         /// Orders in the source, when counted.
         public var total: Int?
 
+        public init(copied: Int, skipped: Int, visited: Int, total: Int?) {
+            self.copied = copied
+            self.skipped = skipped
+            self.visited = visited
+            self.total = total
+        }
+
         public var description: String {
             "\(visited)\(total.map { "/\($0)" } ?? "") orders: \(copied) copied, \(skipped) already identical"
         }
@@ -120,7 +127,13 @@ public enum StoreMigration {
         progress: ((Progress) -> Void)? = nil
     ) throws(MigrationError) -> Report {
         let pageSize = max(1, pageSize)
-        let conflicts = try verify(source: target, target: source, maxReported: 5, pageSize: pageSize, targetKeysOnly: true)
+        let conflicts = try verify(
+            source: target,
+            target: source,
+            maxReported: 5,
+            pageSize: pageSize,
+            targetKeysOnly: true
+        )
         if !conflicts.isClean && !overwrite {
             throw .targetNotEmpty(differing: conflicts.differenceCount, first: conflicts.differences.map(\.flipped))
         }
@@ -149,7 +162,12 @@ public enum StoreMigration {
             progress?(state)
         }
         // The check ran with the stores swapped: its "missing in target" orders are the target's own.
-        return Report(copied: state.copied, skipped: state.skipped, replaced: replaced, targetOnly: conflicts.missingInTarget)
+        return Report(
+            copied: state.copied,
+            skipped: state.skipped,
+            replaced: replaced,
+            targetOnly: conflicts.missingInTarget
+        )
     }
 
     /// Compares two stores order by order (snapshot and retained history, ignoring epochs) and returns the
@@ -160,7 +178,13 @@ public enum StoreMigration {
         maxReported: Int = 20,
         pageSize: Int = 500
     ) throws(MigrationError) -> Verification {
-        try verify(source: source, target: target, maxReported: maxReported, pageSize: max(1, pageSize), targetKeysOnly: false)
+        try verify(
+            source: source,
+            target: target,
+            maxReported: maxReported,
+            pageSize: max(1, pageSize),
+            targetKeysOnly: false
+        )
     }
 
     /// With `targetKeysOnly`, orders only in `target` are not reported (used to check a target before copying,
@@ -172,7 +196,13 @@ public enum StoreMigration {
         pageSize: Int,
         targetKeysOnly: Bool
     ) throws(MigrationError) -> Verification {
-        var result = Verification(checked: 0, differenceCount: 0, missingInTarget: 0, missingInSource: 0, differences: [])
+        var result = Verification(
+            checked: 0,
+            differenceCount: 0,
+            missingInTarget: 0,
+            missingInSource: 0,
+            differences: []
+        )
         func note(_ difference: Difference) {
             result.differenceCount += 1
             if difference.kind == .missingInTarget { result.missingInTarget += 1 }

@@ -20,7 +20,9 @@ public enum StoreSpecification: Hashable, Sendable, CustomStringConvertible {
         }
         if text.hasPrefix("sqlite:") {
             let path = String(text.dropFirst("sqlite:".count))
-            guard !path.isEmpty else { throw .invalid(text, reason: "sqlite needs a file path, e.g. sqlite:/var/lib/longlink/orders.db") }
+            guard !path.isEmpty else {
+                throw .invalid(text, reason: "sqlite needs a file path, e.g. sqlite:/var/lib/longlink/orders.db")
+            }
             self = .sqlite(path: path)
             return
         }
@@ -30,7 +32,9 @@ public enum StoreSpecification: Hashable, Sendable, CustomStringConvertible {
             let address = parts[0]
             var database = 0
             if parts.count == 2 && !parts[1].isEmpty {
-                guard let db = Int(parts[1]), db >= 0 else { throw .invalid(text, reason: "the database must be a number ≥ 0") }
+                guard let db = Int(parts[1]), db >= 0 else {
+                    throw .invalid(text, reason: "the database must be a number ≥ 0")
+                }
                 database = db
             }
             let hostPort = address.split(separator: ":", omittingEmptySubsequences: false)

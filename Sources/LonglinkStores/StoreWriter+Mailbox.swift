@@ -9,7 +9,6 @@ final class Mailbox: Sendable {
         var queue: [WriterRequest] = []
         var sleeping = false
         var stopping = false
-        var stopped = false
     }
 
     let configuration: StoreWriter.Configuration
@@ -65,10 +64,7 @@ final class Mailbox: Sendable {
 
     /// The store could not be opened: refuse everything from now on.
     func markFailed() {
-        state.withLock { state in
-            state.stopping = true
-            state.stopped = true
-        }
+        state.withLock { $0.stopping = true }
         finished.signal()
     }
 
@@ -86,7 +82,6 @@ final class Mailbox: Sendable {
             }
         }
         store.shutdown()
-        state.withLock { $0.stopped = true }
         finished.signal()
     }
 
@@ -144,7 +139,10 @@ final class Mailbox: Sendable {
         var results = store.applyBatch(pending)
         if results.count != pending.count {
             configuration.logger.error("applyBatch returned \(results.count) results for \(pending.count) changes")
-            results = Array(repeating: .failure(.storage("store returned a wrong result count", retryable: false)), count: pending.count)
+            results = Array(
+                repeating: .failure(.storage("store returned a wrong result count", retryable: false)),
+                count: pending.count
+            )
         }
         batches.add(1, ordering: .relaxed)
         changes.add(pending.count, ordering: .relaxed)
@@ -153,7 +151,9 @@ final class Mailbox: Sendable {
             var notes: [ContentChange] = []
             for result in results {
                 guard case .success(let applied) = result, !applied.deduplicated else { continue }
-                notes.append(ContentChange(route: applied.record.route, record: applied.record, snapshot: applied.snapshot))
+                notes.append(
+                    ContentChange(route: applied.record.route, record: applied.record, snapshot: applied.snapshot)
+                )
             }
             observers.notify(notes)
         }

@@ -125,6 +125,35 @@ public final class StoreWriter: Sendable {
         return try result.get()
     }
 
+    /// What a subscriber needs to catch up on an order: its snapshot and the records after its position, read
+    /// together on the writer thread (so no change slips between them).
+    public struct CatchUp: Hashable, Sendable {
+        /// The order now (nil when it does not exist or expired).
+        public var snapshot: OrderSnapshot?
+        /// The records after the asked position, or `.expired` when they cannot be recovered.
+        public var history: HistoryRead
+    }
+
+    /// Reads an order's snapshot and its records after `position` (at most `limit`) in one step; `completion`
+    /// runs on the writer thread. This is how the gateway serves a subscribe with a recovery position.
+    public func catchUp(
+        _ line: BusinessLine,
+        _ order: OrderID,
+        after position: StreamPosition,
+        limit: Int,
+        completion: @escaping @Sendable (Result<CatchUp, StoreError>) -> Void
+    ) {
+        read(
+            { store throws(StoreError) in
+                CatchUp(
+                    snapshot: try store.snapshot(of: line, order),
+                    history: try store.records(of: line, order, after: position, limit: limit)
+                )
+            },
+            completion: completion
+        )
+    }
+
     /// Runs `body` on the writer thread and blocks the calling thread until it returns. For command-line tools
     /// and tests; never call it from the writer thread (a completion or read body): that deadlocks.
     public func readAndWait<T: Sendable>(_ body: @escaping @Sendable (any OrderStore) throws(StoreError) -> T)

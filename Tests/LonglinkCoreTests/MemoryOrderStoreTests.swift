@@ -18,7 +18,10 @@ struct MemoryOrderStoreTests {
 
 @Suite("OrderStore defaults")
 struct OrderStoreDefaultTests {
-    @Test("a store without its own retainedHistory keeps the contract through the default", arguments: OrderStoreContract.checks)
+    @Test(
+        "a store without its own retainedHistory keeps the contract through the default",
+        arguments: OrderStoreContract.checks
+    )
     func contractThroughDefaults(_ check: OrderStoreContractCheck) throws {
         let factory = OrderStoreFactory(name: "spy") { setup in
             SpyOrderStore(

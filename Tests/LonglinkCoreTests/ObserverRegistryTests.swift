@@ -115,7 +115,10 @@ struct ObserverRegistryTests {
         let entered = DispatchSemaphore(value: 0)
         let slowSeen = Mutex(0)
         let slow = registry.observe(.all, limit: 10) { _ in
-            if slowSeen.withLock({ $0 += 1; return $0 }) == 1 {
+            if slowSeen.withLock({
+                $0 += 1
+                return $0
+            }) == 1 {
                 entered.signal()
                 gate.wait()
             }

@@ -77,7 +77,9 @@ struct StateMachineTests {
             StateMachineDefinition(
                 line: "bus",
                 initial: "a",
-                states: [StateDefinition("a", next: ["b", "c"]), StateDefinition("b"), StateDefinition("c", terminal: true)]
+                states: [
+                    StateDefinition("a", next: ["b", "c"]), StateDefinition("b"), StateDefinition("c", terminal: true),
+                ]
             ),
             .deadEndState(line: "bus", state: "b")
         ),
@@ -143,11 +145,46 @@ struct ChangeValidationTests {
 
     @Test("history windows: expired, up to date, or from an offset")
     func window() {
-        #expect(ChangeValidation.window(after: .zero, epoch: 3, firstOffset: 1, lastOffset: 4, limit: 10) == .from(offset: 1, limit: 10))
+        #expect(
+            ChangeValidation.window(after: .zero, epoch: 3, firstOffset: 1, lastOffset: 4, limit: 10)
+                == .from(offset: 1, limit: 10)
+        )
         #expect(ChangeValidation.window(after: .zero, epoch: 3, firstOffset: 2, lastOffset: 4, limit: 10) == .expired)
-        #expect(ChangeValidation.window(after: StreamPosition(epoch: 2, offset: 1), epoch: 3, firstOffset: 1, lastOffset: 4, limit: 10) == .expired)
-        #expect(ChangeValidation.window(after: StreamPosition(epoch: 3, offset: 4), epoch: 3, firstOffset: 1, lastOffset: 4, limit: 10) == .upToDate)
-        #expect(ChangeValidation.window(after: StreamPosition(epoch: 3, offset: 5), epoch: 3, firstOffset: 1, lastOffset: 4, limit: 10) == .expired)
-        #expect(ChangeValidation.window(after: StreamPosition(epoch: 3, offset: 1), epoch: 3, firstOffset: 2, lastOffset: 4, limit: 10) == .from(offset: 2, limit: 10))
+        #expect(
+            ChangeValidation.window(
+                after: StreamPosition(epoch: 2, offset: 1),
+                epoch: 3,
+                firstOffset: 1,
+                lastOffset: 4,
+                limit: 10
+            ) == .expired
+        )
+        #expect(
+            ChangeValidation.window(
+                after: StreamPosition(epoch: 3, offset: 4),
+                epoch: 3,
+                firstOffset: 1,
+                lastOffset: 4,
+                limit: 10
+            ) == .upToDate
+        )
+        #expect(
+            ChangeValidation.window(
+                after: StreamPosition(epoch: 3, offset: 5),
+                epoch: 3,
+                firstOffset: 1,
+                lastOffset: 4,
+                limit: 10
+            ) == .expired
+        )
+        #expect(
+            ChangeValidation.window(
+                after: StreamPosition(epoch: 3, offset: 1),
+                epoch: 3,
+                firstOffset: 2,
+                lastOffset: 4,
+                limit: 10
+            ) == .from(offset: 2, limit: 10)
+        )
     }
 }

@@ -111,8 +111,11 @@ struct SQLiteBadEnvironmentTests {
         // Room again: writes work, and everything acknowledged before is there.
         try store.database.setMaxPageCount(1_000_000)
         _ = try store.apply(OrderFixtures.change("after-full", BuiltInLines.created))
+        // The first refused order was never stored, whatever the writer's cache saw during the failed batch.
+        let retried = try store.apply(OrderFixtures.change("o\(acknowledged)", BuiltInLines.created))
+        #expect(retried.record.position.offset == 1)
         store.shutdown()
-        try Self.expectStored(acknowledged, at: path)
+        try Self.expectStored(acknowledged + 1, at: path)
     }
 
     @Test("a full disk (a small tmpfs, when this process may mount one) fails writes and keeps acknowledged data")
@@ -172,7 +175,7 @@ struct SQLiteBadEnvironmentTests {
         return acknowledged
     }
 
-    /// Reopens `path` and checks orders o0 … o(count-1) are stored, the file is sound and nothing else is there.
+    /// Reopens `path` and checks orders o0 … o(count-1) are stored, the file is sound and o(count) is not.
     static func expectStored(_ count: Int, at path: String) throws {
         let reopened = try SQLiteOrderStore(path: path)
         defer { reopened.shutdown() }

@@ -37,7 +37,8 @@ struct SQLiteOrderStoreTests {
         defer { second.shutdown() }
         #expect(second.epoch == epoch)
         #expect(second.database.versionBeforeOpen == SQLiteSchema.latestVersion)
-        #expect(try second.snapshot(of: .taxi, OrderFixtures.id("1"))?.position == StreamPosition(epoch: epoch, offset: 1))
+        let snapshot = try second.snapshot(of: .taxi, OrderFixtures.id("1"))
+        #expect(snapshot?.position == StreamPosition(epoch: epoch, offset: 1))
         // A new file is a new history: another epoch.
         let other = try SQLiteOrderStore(path: directory.file("other.sqlite"))
         defer { other.shutdown() }
@@ -80,18 +81,71 @@ struct SQLiteOrderStoreTests {
         #expect(SQLiteTesting.isStorage(error, mentioning: "schema version 2", "newer Longlink"))
     }
 
+    @Test("a second connection's commits are seen by the next batch (the writer's cache is dropped)")
+    func secondConnection() throws {
+        let directory = TestDirectory()
+        let path = directory.file("two.sqlite")
+        let first = try SQLiteOrderStore(path: path)
+        defer { first.shutdown() }
+        let second = try SQLiteOrderStore(path: path)
+        defer { second.shutdown() }
+        #expect(first.epoch == second.epoch)
+        let lifecycle = OrderFixtures.taxiLifecycle("shared")
+        _ = try first.apply(lifecycle[0])  // cached by `first`
+        _ = try second.apply(lifecycle[1])
+        let third = try first.apply(lifecycle[2])
+        #expect(third.record.position.offset == 3)
+        #expect(third.record.fromState == BuiltInLines.dispatching)
+    }
+
+    @Test("expire ages history out by timestamp, keeps each order's latest record, and ages later records too")
+    func agingAcrossExpires() throws {
+        let directory = TestDirectory()
+        let clock = ManualWallClock()
+        let retention = StoreRetention(maxHistoryAgeMillis: 10_000, terminalOrderTTLMillis: 1_000_000)
+        let store = try SQLiteOrderStore(path: directory.file("age.sqlite"), retention: retention, clock: clock)
+        defer { store.shutdown() }
+        /// Offsets retained after `offset`, nil when the read is expired.
+        func offsets(after offset: UInt64) throws -> [UInt64]? {
+            let position = StreamPosition(epoch: store.epoch, offset: offset)
+            switch try store.records(of: .taxi, OrderFixtures.id("aging"), after: position, limit: 10) {
+            case .records(let records): return records.map(\.position.offset)
+            case .expired: return nil
+            }
+        }
+        let lifecycle = OrderFixtures.taxiLifecycle("aging")
+        for change in lifecycle.prefix(3) {
+            _ = try store.apply(change)
+            clock.advance(byMillis: 1_000)
+        }
+        // Records at t0, t0+1s, t0+2s; now t0+3s. At t0+11.5s the first two are older than 10 s; the latest stays.
+        clock.advance(byMillis: 8_500)
+        #expect(try store.expire(nowMillis: clock.nowMillis()) == 0)
+        #expect(try offsets(after: 2) == [3])
+        #expect(try offsets(after: 1) == nil)
+        // Newer records age out on a later expire too.
+        _ = try store.apply(lifecycle[3])
+        _ = try store.apply(lifecycle[4])
+        clock.advance(byMillis: 20_000)
+        _ = try store.expire(nowMillis: clock.nowMillis())
+        #expect(try offsets(after: 4) == [5])
+        #expect(try store.retainedHistory(of: .taxi, OrderFixtures.id("aging"))?.history.map(\.position.offset) == [5])
+        #expect(try offsets(after: 3) == nil)
+    }
+
     @Test("a batch with good and bad changes stores exactly the good ones")
     func groupCommit() throws {
         let directory = TestDirectory()
         let path = directory.file("g.sqlite")
         let store = try SQLiteOrderStore(path: path)
+        let tooBig = OrderFields(payload: [UInt8](repeating: 1, count: 20_000))
         let batch = [
             OrderFixtures.change("a", BuiltInLines.created),
             OrderFixtures.change("a", BuiltInLines.paid),  // illegal: created → paid
             OrderFixtures.change("b", BuiltInLines.dispatching),  // unknown order
             OrderFixtures.change("a", BuiltInLines.dispatching, key: "k1"),
             OrderFixtures.change("a", BuiltInLines.dispatching, key: "k1"),  // replay within the batch
-            OrderFixtures.change("c", BuiltInLines.created, fields: OrderFields(payload: [UInt8](repeating: 1, count: 20_000))),
+            OrderFixtures.change("c", BuiltInLines.created, fields: tooBig),
             OrderFixtures.change("d", BuiltInLines.created),
         ]
         let results = store.applyBatch(batch)

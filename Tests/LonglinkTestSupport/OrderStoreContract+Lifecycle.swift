@@ -52,7 +52,9 @@ extension OrderStoreContract {
         let store = try make(factory, setup)
         defer { store.shutdown() }
         _ = try store.apply(OrderFixtures.change("done", BuiltInLines.created))
-        _ = try store.apply(OrderFixtures.change("done", BuiltInLines.cancelled, fields: OrderFields(cancellationReason: "rider")))
+        _ = try store.apply(
+            OrderFixtures.change("done", BuiltInLines.cancelled, fields: OrderFields(cancellationReason: "rider"))
+        )
         _ = try store.apply(OrderFixtures.change("live", BuiltInLines.created))
         let start = setup.clock.nowMillis()
         #expect(try store.expire(nowMillis: start + 4_999) == 0)
@@ -142,12 +144,16 @@ extension OrderStoreContract {
             (snapshot, [history[0], history[2]]),
         ]
         for (snap, records) in cases {
-            let error = OrderFixtures.storeError { () throws(StoreError) in try store.importOrder(snap, history: records) }
+            let error = OrderFixtures.storeError { () throws(StoreError) in
+                try store.importOrder(snap, history: records)
+            }
             #expect(error?.code == .invalidField)
         }
         var foreign = snapshot
         foreign.line = try #require(BusinessLine("bus"))
-        let unknown = OrderFixtures.storeError { () throws(StoreError) in try store.importOrder(foreign, history: history) }
+        let unknown = OrderFixtures.storeError { () throws(StoreError) in
+            try store.importOrder(foreign, history: history)
+        }
         #expect(unknown == .unknownLine("bus"))
         #expect(try store.orders(after: nil, limit: 10).isEmpty)
     }
@@ -183,9 +189,13 @@ extension OrderStoreContract {
         let store = try make(factory)
         _ = try store.apply(OrderFixtures.change("z", BuiltInLines.created))
         store.shutdown()
-        let apply = OrderFixtures.storeError { () throws(StoreError) in try store.apply(OrderFixtures.change("z", BuiltInLines.dispatching)) }
+        let apply = OrderFixtures.storeError { () throws(StoreError) in
+            try store.apply(OrderFixtures.change("z", BuiltInLines.dispatching))
+        }
         #expect(apply == .closed)
-        let read = OrderFixtures.storeError { () throws(StoreError) in try store.snapshot(of: .taxi, OrderFixtures.id("z")) }
+        let read = OrderFixtures.storeError { () throws(StoreError) in
+            try store.snapshot(of: .taxi, OrderFixtures.id("z"))
+        }
         #expect(read == .closed)
     }
 

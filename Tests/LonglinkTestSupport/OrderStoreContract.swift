@@ -97,7 +97,9 @@ public enum OrderStoreContract {
         }
         #expect(again?.code == .illegalTransition)
         // A terminal state allows nothing.
-        _ = try store.apply(OrderFixtures.change("1", BuiltInLines.cancelled, fields: OrderFields(cancellationReason: "rider")))
+        _ = try store.apply(
+            OrderFixtures.change("1", BuiltInLines.cancelled, fields: OrderFields(cancellationReason: "rider"))
+        )
         let late = OrderFixtures.storeError { () throws(StoreError) in
             try store.apply(OrderFixtures.change("1", BuiltInLines.dispatching))
         }
@@ -148,7 +150,10 @@ public enum OrderStoreContract {
             OrderFixtures.change(
                 "3",
                 BuiltInLines.driverAssigned,
-                fields: OrderFields(driverID: "d", payload: [UInt8](repeating: 7, count: OrderFields.maxPayloadBytes + 1))
+                fields: OrderFields(
+                    driverID: "d",
+                    payload: [UInt8](repeating: 7, count: OrderFields.maxPayloadBytes + 1)
+                )
             ),
             OrderFixtures.change(
                 "3",
@@ -175,7 +180,10 @@ public enum OrderStoreContract {
         #expect(try OrderFixtures.history(store, .taxi, "3")?.count == 2)
         // A payload of exactly the maximum is accepted.
         let full = OrderFields(driverID: "d", payload: [UInt8](repeating: 7, count: OrderFields.maxPayloadBytes))
-        #expect(try store.apply(OrderFixtures.change("3", BuiltInLines.driverAssigned, fields: full)).record.position.offset == 3)
+        #expect(
+            try store.apply(OrderFixtures.change("3", BuiltInLines.driverAssigned, fields: full)).record.position.offset
+                == 3
+        )
     }
 
     /// Same key twice returns the first record and stores nothing; keys are per order.
@@ -204,7 +212,9 @@ public enum OrderStoreContract {
         _ = OrderFixtures.storeError { () throws(StoreError) in
             try store.apply(OrderFixtures.change("4", BuiltInLines.inTrip, key: "k3"))
         }
-        let retried = try store.apply(OrderFixtures.change("4", BuiltInLines.cancelled, fields: OrderFields(cancellationReason: "r"), key: "k3"))
+        let retried = try store.apply(
+            OrderFixtures.change("4", BuiltInLines.cancelled, fields: OrderFields(cancellationReason: "r"), key: "k3")
+        )
         #expect(!retried.deduplicated && retried.record.position.offset == 3)
     }
 
@@ -222,7 +232,9 @@ public enum OrderStoreContract {
         for order in orders {
             let offsets = try #require(try OrderFixtures.history(store, .taxi, order)).map(\.position.offset)
             #expect(offsets == Array(1...8))
-            #expect(try OrderFixtures.history(store, .taxi, order)?.allSatisfy { $0.position.epoch == store.epoch } == true)
+            #expect(
+                try OrderFixtures.history(store, .taxi, order)?.allSatisfy { $0.position.epoch == store.epoch } == true
+            )
         }
     }
 
@@ -241,7 +253,10 @@ public enum OrderStoreContract {
         #expect(page.first?.fromState == BuiltInLines.dispatching)
         #expect(try store.records(of: .taxi, id, after: at(8), limit: 10) == .records([]))
         #expect(try store.records(of: .taxi, id, after: at(2), limit: 0) == .records([]))
-        #expect(try store.records(of: .taxi, id, after: at(0), limit: 100) == store.records(of: .taxi, id, after: .zero, limit: 100))
+        #expect(
+            try store.records(of: .taxi, id, after: at(0), limit: 100)
+                == store.records(of: .taxi, id, after: .zero, limit: 100)
+        )
         guard case .records(let tail) = try store.records(of: .taxi, id, after: at(6), limit: 100) else {
             Issue.record("expected records")
             return
@@ -255,9 +270,22 @@ public enum OrderStoreContract {
         defer { store.shutdown() }
         for change in OrderFixtures.taxiLifecycle("7").prefix(3) { _ = try store.apply(change) }
         let id = OrderFixtures.id("7")
-        #expect(try store.records(of: .taxi, id, after: StreamPosition(epoch: store.epoch &+ 1, offset: 1), limit: 10) == .expired)
-        #expect(try store.records(of: .taxi, id, after: StreamPosition(epoch: store.epoch, offset: 9), limit: 10) == .expired)
-        #expect(try store.records(of: .taxi, OrderFixtures.id("nope"), after: StreamPosition(epoch: store.epoch, offset: 2), limit: 10) == .expired)
+        #expect(
+            try store.records(of: .taxi, id, after: StreamPosition(epoch: store.epoch &+ 1, offset: 1), limit: 10)
+                == .expired
+        )
+        #expect(
+            try store.records(of: .taxi, id, after: StreamPosition(epoch: store.epoch, offset: 9), limit: 10)
+                == .expired
+        )
+        #expect(
+            try store.records(
+                of: .taxi,
+                OrderFixtures.id("nope"),
+                after: StreamPosition(epoch: store.epoch, offset: 2),
+                limit: 10
+            ) == .expired
+        )
         #expect(try store.records(of: .taxi, OrderFixtures.id("nope"), after: .zero, limit: 10) == .records([]))
     }
 }

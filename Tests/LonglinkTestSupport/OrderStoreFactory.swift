@@ -90,9 +90,17 @@ public enum OrderFixtures {
     /// A full taxi lifecycle (8 changes, created … paid) with the fields each state needs.
     public static func taxiLifecycle(_ order: String) -> [OrderChange] {
         [
-            change(order, BuiltInLines.created, fields: OrderFields(location: GeoPoint(latitudeE6: 31_230_416, longitudeE6: 121_473_701))),
+            change(
+                order,
+                BuiltInLines.created,
+                fields: OrderFields(location: GeoPoint(latitudeE6: 31_230_416, longitudeE6: 121_473_701))
+            ),
             change(order, BuiltInLines.dispatching),
-            change(order, BuiltInLines.driverAssigned, fields: OrderFields(driverID: "driver-\(order)", etaSeconds: 240)),
+            change(
+                order,
+                BuiltInLines.driverAssigned,
+                fields: OrderFields(driverID: "driver-\(order)", etaSeconds: 240)
+            ),
             change(order, BuiltInLines.driverArriving, fields: OrderFields(etaSeconds: 120)),
             change(order, BuiltInLines.driverArrived, fields: OrderFields(etaSeconds: 0)),
             change(order, BuiltInLines.inTrip, fields: OrderFields(payload: [1, 2, 3])),

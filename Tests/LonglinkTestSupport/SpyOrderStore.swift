@@ -49,7 +49,8 @@ public final class SpyOrderStore: OrderStore {
     private let counters: SpyCounters
     private let alter: (@Sendable (OrderChange) -> OrderChange)?
 
-    public init(_ inner: any OrderStore, counters: SpyCounters, alter: (@Sendable (OrderChange) -> OrderChange)? = nil) {
+    public init(_ inner: any OrderStore, counters: SpyCounters, alter: (@Sendable (OrderChange) -> OrderChange)? = nil)
+    {
         self.inner = inner
         self.counters = counters
         self.alter = alter

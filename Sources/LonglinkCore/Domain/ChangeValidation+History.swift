@@ -83,23 +83,63 @@ extension ChangeValidation {
         _ a: (snapshot: OrderSnapshot, history: [OrderChangeRecord]),
         _ b: (snapshot: OrderSnapshot, history: [OrderChangeRecord])
     ) -> String? {
-        var sa = a.snapshot
-        var sb = b.snapshot
-        sa.position.epoch = 0
-        sb.position.epoch = 0
-        if sa != sb {
-            return "snapshot differs: \(sa.state)@\(sa.position.offset) vs \(sb.state)@\(sb.position.offset)"
-        }
+        if let what = difference(a.snapshot, b.snapshot) { return "snapshot differs: \(what)" }
         if a.history.count != b.history.count {
             return "history length differs: \(a.history.count) vs \(b.history.count)"
         }
         for (ra, rb) in zip(a.history, b.history) {
-            var ra = ra
-            var rb = rb
-            ra.position.epoch = 0
-            rb.position.epoch = 0
-            if ra != rb { return "record at offset \(ra.position.offset) differs" }
+            if let what = difference(ra, rb) { return "record at offset \(ra.position.offset) differs: \(what)" }
         }
         return nil
+    }
+
+    /// What differs between two snapshots (ignoring epochs, and timestamps when asked), or nil.
+    public static func difference(_ a: OrderSnapshot, _ b: OrderSnapshot, ignoringTimestamps: Bool = false) -> String? {
+        var parts: [String] = []
+        if a.orderID != b.orderID || a.line != b.line { parts.append("order \(a.route) vs \(b.route)") }
+        if a.state != b.state { parts.append("state \(a.state) vs \(b.state)") }
+        if a.position.offset != b.position.offset {
+            parts.append("offset \(a.position.offset) vs \(b.position.offset)")
+        }
+        if a.fields != b.fields { parts.append(fieldDifference(a.fields, b.fields)) }
+        if !ignoringTimestamps && (a.createdAtMillis != b.createdAtMillis || a.updatedAtMillis != b.updatedAtMillis) {
+            parts.append(
+                "timestamps \(a.createdAtMillis)/\(a.updatedAtMillis) vs \(b.createdAtMillis)/\(b.updatedAtMillis)"
+            )
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    /// What differs between two records (ignoring epochs, and timestamps when asked), or nil.
+    public static func difference(
+        _ a: OrderChangeRecord,
+        _ b: OrderChangeRecord,
+        ignoringTimestamps: Bool = false
+    ) -> String? {
+        var parts: [String] = []
+        if a.orderID != b.orderID || a.line != b.line { parts.append("order \(a.route) vs \(b.route)") }
+        if a.position.offset != b.position.offset {
+            parts.append("offset \(a.position.offset) vs \(b.position.offset)")
+        }
+        if a.fromState != b.fromState || a.toState != b.toState {
+            let from = { (s: OrderState?) in s.map(\.name) ?? "-" }
+            parts.append("transition \(from(a.fromState))→\(a.toState) vs \(from(b.fromState))→\(b.toState)")
+        }
+        if a.fields != b.fields { parts.append(fieldDifference(a.fields, b.fields)) }
+        if a.idempotencyKey != b.idempotencyKey { parts.append("idempotency key differs") }
+        if !ignoringTimestamps && a.timestampMillis != b.timestampMillis {
+            parts.append("timestamp \(a.timestampMillis) vs \(b.timestampMillis)")
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    private static func fieldDifference(_ a: OrderFields, _ b: OrderFields) -> String {
+        var names: [String] = []
+        if a.driverID != b.driverID { names.append("driver_id") }
+        if a.etaSeconds != b.etaSeconds { names.append("eta_seconds") }
+        if a.location != b.location { names.append("location") }
+        if a.cancellationReason != b.cancellationReason { names.append("cancellation_reason") }
+        if a.payload != b.payload { names.append("payload") }
+        return "fields differ: " + names.joined(separator: ", ")
     }
 }

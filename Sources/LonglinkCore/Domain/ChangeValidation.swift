@@ -39,7 +39,7 @@ public enum ChangeValidation {
         nowMillis: UInt64
     ) throws(StoreError) -> Prepared {
         guard let machine = catalog.machine(for: change.line) else { throw .unknownLine(change.line.name) }
-        guard let target = machine.entry(change.targetState) else {
+        guard let target = machine.index(of: change.targetState) else {
             throw .unknownState(line: change.line, state: change.targetState)
         }
         try validateFields(change.fields)
@@ -52,19 +52,19 @@ public enum ChangeValidation {
             guard current.line == change.line, current.orderID == change.orderID else {
                 throw .conflict("snapshot of \(current.line)/\(current.orderID) given for \(change.route)")
             }
-            guard let from = machine.entry(current.state) else {
+            guard let from = machine.index(of: current.state) else {
                 throw .unknownState(line: change.line, state: current.state)
             }
-            guard machine.allows(fromIndex: from.index, toIndex: target.index) else {
+            guard machine.allows(fromIndex: from, toIndex: target) else {
                 throw .illegalTransition(
                     line: change.line,
                     order: change.orderID,
                     from: current.state,
                     to: change.targetState,
-                    allowed: machine.allowedNext(fromIndex: from.index)
+                    allowed: machine.allowedNext(fromIndex: from)
                 )
             }
-            try checkRequired(target.required, change)
+            try checkRequired(machine.requiredFields(atIndex: target), change)
             record = OrderChangeRecord(
                 orderID: change.orderID,
                 line: change.line,
@@ -77,10 +77,10 @@ public enum ChangeValidation {
             )
             snapshot = current.applying(record)
         } else {
-            guard change.targetState == machine.initialState else {
+            guard target == machine.initialIndex else {
                 throw .unknownOrder(change.line, change.orderID)
             }
-            try checkRequired(target.required, change)
+            try checkRequired(machine.requiredFields(atIndex: target), change)
             record = OrderChangeRecord(
                 orderID: change.orderID,
                 line: change.line,

@@ -5,23 +5,79 @@
 /// state is reachable from the initial state, at least one state is terminal, terminal states have no exits and
 /// other states have at least one. Lookups are array-indexed after one hash of the state name.
 public struct StateMachine: Hashable, Sendable {
-    /// The business line this machine governs.
-    public let line: BusinessLine
-    /// The state every order starts in.
-    public let initialState: OrderState
-    /// The definition this machine was built from.
-    public let definition: StateMachineDefinition
-
-    private let indexes: [OrderState: Int]
-    private let stateList: [OrderState]
-    private let exits: [[OrderState]]
-    /// `allowed[from * count + to]`.
-    private let allowed: [Bool]
-    private let terminal: [Bool]
-    private let required: [[OrderFieldName]]
+    /// The compiled tables, shared by every copy (copying a machine is one retain).
+    private let tables: Tables
 
     /// Validates `definition` and builds the machine.
     public init(_ definition: StateMachineDefinition) throws(StateMachineError) {
+        tables = try Tables(definition)
+    }
+
+    /// The business line this machine governs.
+    public var line: BusinessLine { tables.line }
+    /// The state every order starts in.
+    public var initialState: OrderState { tables.states[tables.initialIndex] }
+    /// The definition this machine was built from.
+    public var definition: StateMachineDefinition { tables.definition }
+    /// Every state, in declaration order.
+    public var states: [OrderState] { tables.states }
+
+    /// Whether `state` belongs to this machine.
+    public func contains(_ state: OrderState) -> Bool { tables.index(of: state) != nil }
+
+    /// The states an order in `state` may move to (empty for terminal or unknown states).
+    public func allowedNext(from state: OrderState) -> [OrderState] {
+        guard let i = tables.index(of: state) else { return [] }
+        return tables.exits[i]
+    }
+
+    /// Whether an order in `from` may move to `to`.
+    public func allows(from: OrderState, to: OrderState) -> Bool {
+        guard let i = tables.index(of: from), let j = tables.index(of: to) else { return false }
+        return tables.allows(i, j)
+    }
+
+    /// Whether `state` ends the lifecycle.
+    public func isTerminal(_ state: OrderState) -> Bool {
+        guard let i = tables.index(of: state) else { return false }
+        return tables.terminal[i]
+    }
+
+    /// The fields a change into `state` must carry.
+    public func requiredFields(for state: OrderState) -> [OrderFieldName] {
+        guard let i = tables.index(of: state) else { return [] }
+        return tables.required[i]
+    }
+
+    // Index-based access for ChangeValidation's hot path: one lookup per state.
+    func index(of state: OrderState) -> Int? { tables.index(of: state) }
+    var initialIndex: Int { tables.initialIndex }
+    func allows(fromIndex: Int, toIndex: Int) -> Bool { tables.allows(fromIndex, toIndex) }
+    func allowedNext(fromIndex: Int) -> [OrderState] { tables.exits[fromIndex] }
+    func requiredFields(atIndex index: Int) -> [OrderFieldName] { tables.required[index] }
+    func isTerminal(atIndex index: Int) -> Bool { tables.terminal[index] }
+
+    public static func == (lhs: StateMachine, rhs: StateMachine) -> Bool {
+        lhs.tables === rhs.tables || lhs.tables.definition == rhs.tables.definition
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(tables.definition) }
+}
+
+/// A validated machine's lookup tables. Immutable after init.
+private final class Tables: Sendable {
+    let line: BusinessLine
+    let definition: StateMachineDefinition
+    let states: [OrderState]
+    let initialIndex: Int
+    /// Used instead of a linear scan when there are many states.
+    let indexes: [OrderState: Int]
+    let exits: [[OrderState]]
+    /// `allowed[from * count + to]`.
+    let allowed: [Bool]
+    let terminal: [Bool]
+    let required: [[OrderFieldName]]
+
+    init(_ definition: StateMachineDefinition) throws(StateMachineError) {
         let name = definition.line
         guard let line = BusinessLine(name) else { throw .invalidLineName(name) }
         guard !definition.initial.isEmpty else { throw .noInitialState(line: name) }
@@ -56,7 +112,7 @@ public struct StateMachine: Hashable, Sendable {
             exits.append(list)
         }
         guard definition.states.contains(where: \.terminal) else { throw .noTerminalState(line: name) }
-        // Breadth-first walk from the initial state; the first unvisited state in declaration order is reported.
+        // Walk from the initial state; the first unvisited state in declaration order is reported.
         var reached = [Bool](repeating: false, count: count)
         reached[initialIndex] = true
         var queue = [initialIndex]
@@ -70,64 +126,25 @@ public struct StateMachine: Hashable, Sendable {
             throw .unreachableState(line: name, state: definition.states[lost].name)
         }
         self.line = line
-        self.initialState = OrderState(definition.initial)
         self.definition = definition
+        self.states = definition.states.map { OrderState($0.name) }
+        self.initialIndex = initialIndex
         self.indexes = indexes
-        self.stateList = definition.states.map { OrderState($0.name) }
         self.exits = exits
         self.allowed = allowed
         self.terminal = definition.states.map(\.terminal)
         self.required = definition.states.map(\.requires)
     }
 
-    /// Every state, in declaration order.
-    public var states: [OrderState] { stateList }
-
-    /// Whether `state` belongs to this machine.
-    public func contains(_ state: OrderState) -> Bool { indexes[state] != nil }
-
-    /// The states an order in `state` may move to (empty for terminal or unknown states).
-    public func allowedNext(from state: OrderState) -> [OrderState] {
-        guard let i = indexes[state] else { return [] }
-        return exits[i]
+    /// A state's index: a linear scan for small machines (state names up to 15 bytes compare as two words,
+    /// cheaper than hashing), the dictionary for large ones.
+    func index(of state: OrderState) -> Int? {
+        if states.count > 24 { return indexes[state] }
+        for i in states.indices where states[i] == state { return i }
+        return nil
     }
 
-    /// Whether an order in `from` may move to `to`.
-    public func allows(from: OrderState, to: OrderState) -> Bool {
-        guard let i = indexes[from], let j = indexes[to] else { return false }
-        return allowed[i * stateList.count + j]
-    }
-
-    /// Whether `state` ends the lifecycle.
-    public func isTerminal(_ state: OrderState) -> Bool {
-        guard let i = indexes[state] else { return false }
-        return terminal[i]
-    }
-
-    /// The fields a change into `state` must carry.
-    public func requiredFields(for state: OrderState) -> [OrderFieldName] {
-        guard let i = indexes[state] else { return [] }
-        return required[i]
-    }
-
-    /// The machine's compiled view of one state, for hot paths that need several facts at one lookup.
-    struct Entry {
-        let index: Int
-        let terminal: Bool
-        let required: [OrderFieldName]
-    }
-
-    func entry(_ state: OrderState) -> Entry? {
-        guard let i = indexes[state] else { return nil }
-        return Entry(index: i, terminal: terminal[i], required: required[i])
-    }
-
-    func allows(fromIndex: Int, toIndex: Int) -> Bool { allowed[fromIndex * stateList.count + toIndex] }
-
-    func allowedNext(fromIndex: Int) -> [OrderState] { exits[fromIndex] }
-
-    public static func == (lhs: StateMachine, rhs: StateMachine) -> Bool { lhs.definition == rhs.definition }
-    public func hash(into hasher: inout Hasher) { hasher.combine(definition) }
+    func allows(_ from: Int, _ to: Int) -> Bool { allowed[from * states.count + to] }
 }
 
 extension StateMachine: Codable {

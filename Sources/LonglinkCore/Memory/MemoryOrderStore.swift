@@ -13,9 +13,9 @@ public final class MemoryOrderStore: OrderStore {
     /// How much history is kept.
     public let retention: StoreRetention
     private let clock: any WallClock
-    private var entries: [OrderKey: Entry] = [:]
-    /// Keys in (line, id) order for `orders(after:limit:)`; nil after an order was added or removed.
-    private var sortedKeys: [OrderKey]?
+    /// One table per line, sorted by line; found by comparing names (a handful of lines), so an order lookup
+    /// hashes only its id.
+    private var tables: [LineTable] = []
     private var closed = false
 
     /// Creates an empty store.
@@ -37,12 +37,12 @@ public final class MemoryOrderStore: OrderStore {
     }
 
     /// How many orders the store holds.
-    public var orderCount: Int { entries.count }
+    public var orderCount: Int { tables.reduce(0) { $0 + $1.entries.count } }
 
     public func apply(_ change: OrderChange) throws(StoreError) -> AppliedChange {
         guard !closed else { throw .closed }
-        let key = OrderKey(line: change.line, id: change.orderID)
-        let entry = entries[key]
+        let table = self.table(change.line)
+        let entry = table?.entries[change.orderID]
         if let entry, !change.idempotencyKey.isEmpty, let offset = entry.keys[change.idempotencyKey],
             let first = entry.record(at: offset)
         {
@@ -59,8 +59,13 @@ public final class MemoryOrderStore: OrderStore {
             entry.append(prepared.record, snapshot: prepared.snapshot)
             entry.trim(toCount: retention.maxRecordsPerOrder)
         } else {
-            entries[key] = Entry(snapshot: prepared.snapshot, history: [prepared.record])
-            sortedKeys = nil
+            let table = table ?? makeTable(change.line)
+            table.entries[change.orderID] = Entry(
+                first: prepared.record,
+                snapshot: prepared.snapshot,
+                retention: retention
+            )
+            table.sortedIDs = nil
         }
         return AppliedChange(record: prepared.record, snapshot: prepared.snapshot, deduplicated: false)
     }
@@ -71,14 +76,14 @@ public final class MemoryOrderStore: OrderStore {
 
     public func snapshot(of line: BusinessLine, _ order: OrderID) throws(StoreError) -> OrderSnapshot? {
         guard !closed else { throw .closed }
-        return entries[OrderKey(line: line, id: order)]?.snapshot
+        return table(line)?.entries[order]?.snapshot
     }
 
     public func records(of line: BusinessLine, _ order: OrderID, after position: StreamPosition, limit: Int)
         throws(StoreError) -> HistoryRead
     {
         guard !closed else { throw .closed }
-        let entry = entries[OrderKey(line: line, id: order)]
+        let entry = table(line)?.entries[order]
         let window = ChangeValidation.window(
             after: position,
             epoch: epoch,
@@ -97,25 +102,32 @@ public final class MemoryOrderStore: OrderStore {
         -> (snapshot: OrderSnapshot, history: [OrderChangeRecord])?
     {
         guard !closed else { throw .closed }
-        guard let entry = entries[OrderKey(line: line, id: order)] else { return nil }
+        guard let entry = table(line)?.entries[order] else { return nil }
         return (entry.snapshot, entry.history)
     }
 
     public func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot] {
         guard !closed else { throw .closed }
         guard limit > 0 else { return [] }
-        let keys = sortedKeys ?? entries.keys.sorted()
-        sortedKeys = keys
-        var low = 0
-        if let cursor {
-            let after = OrderKey(line: cursor.line, id: cursor.orderID)
-            var high = keys.count
-            while low < high {
-                let mid = (low + high) / 2
-                if keys[mid] <= after { low = mid + 1 } else { high = mid }
+        var result: [OrderSnapshot] = []
+        for table in tables {
+            if let cursor, table.line < cursor.line { continue }
+            let ids = table.sortedIDs ?? table.entries.keys.sorted()
+            table.sortedIDs = ids
+            var low = 0
+            if let cursor, cursor.line == table.line {
+                var high = ids.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if ids[mid] <= cursor.orderID { low = mid + 1 } else { high = mid }
+                }
+            }
+            for id in ids[low...] {
+                guard result.count < limit else { return result }
+                if let entry = table.entries[id] { result.append(entry.snapshot) }
             }
         }
-        return keys[low..<min(keys.count, low + limit)].compactMap { entries[$0]?.snapshot }
+        return result
     }
 
     public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool)
@@ -123,49 +135,67 @@ public final class MemoryOrderStore: OrderStore {
     {
         guard !closed else { throw .closed }
         let imported = try ChangeValidation.prepareImport(snapshot, history: history, catalog: catalog, epoch: epoch)
-        let key = OrderKey(line: snapshot.line, id: snapshot.orderID)
-        if let existing = entries[key] {
+        let table = self.table(snapshot.line) ?? makeTable(snapshot.line)
+        if let existing = table.entries[snapshot.orderID] {
             if ChangeValidation.isSameOrder((existing.snapshot, existing.history), imported) { return }
             guard replace else {
                 throw .conflict("\(snapshot.line)/\(snapshot.orderID) exists with different data")
             }
         } else {
-            sortedKeys = nil
+            table.sortedIDs = nil
         }
-        entries[key] = Entry(snapshot: imported.snapshot, history: imported.history)
+        table.entries[snapshot.orderID] = Entry(snapshot: imported.snapshot, history: imported.history)
     }
 
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int {
         guard !closed else { throw .closed }
-        var removed: [OrderKey] = []
-        for (key, entry) in entries {
-            let idle = nowMillis >= entry.snapshot.updatedAtMillis ? nowMillis - entry.snapshot.updatedAtMillis : 0
-            if idle >= retention.terminalOrderTTLMillis && ChangeValidation.isTerminal(entry.snapshot, catalog: catalog) {
-                removed.append(key)
-            } else {
-                entry.trim(olderThan: nowMillis, maxAgeMillis: retention.maxHistoryAgeMillis)
+        var removed = 0
+        for table in tables {
+            var gone: [OrderID] = []
+            for (id, entry) in table.entries {
+                let updated = entry.snapshot.updatedAtMillis
+                let idle = nowMillis >= updated ? nowMillis - updated : 0
+                if idle >= retention.terminalOrderTTLMillis
+                    && ChangeValidation.isTerminal(entry.snapshot, catalog: catalog)
+                {
+                    gone.append(id)
+                } else {
+                    entry.trim(olderThan: nowMillis, maxAgeMillis: retention.maxHistoryAgeMillis)
+                }
             }
+            for id in gone { table.entries[id] = nil }
+            if !gone.isEmpty { table.sortedIDs = nil }
+            removed += gone.count
         }
-        for key in removed { entries[key] = nil }
-        if !removed.isEmpty { sortedKeys = nil }
-        return removed.count
+        return removed
+    }
+
+    private func table(_ line: BusinessLine) -> LineTable? {
+        for table in tables where table.line == line { return table }
+        return nil
+    }
+
+    private func makeTable(_ line: BusinessLine) -> LineTable {
+        let table = LineTable(line)
+        tables.append(table)
+        tables.sort { $0.line < $1.line }
+        return table
     }
 
     public func shutdown() {
         closed = true
-        entries = [:]
-        sortedKeys = nil
+        tables = []
     }
 }
 
-/// An order's identity within a store, ordered by line then id (the order of `orders(after:limit:)`).
-struct OrderKey: Hashable, Comparable {
+/// The orders of one business line.
+private final class LineTable {
     let line: BusinessLine
-    let id: OrderID
+    var entries: [OrderID: Entry] = [:]
+    /// Ids in order for `orders(after:limit:)`; nil after an order was added or removed.
+    var sortedIDs: [OrderID]?
 
-    static func < (lhs: OrderKey, rhs: OrderKey) -> Bool {
-        lhs.line != rhs.line ? lhs.line < rhs.line : lhs.id < rhs.id
-    }
+    init(_ line: BusinessLine) { self.line = line }
 }
 
 /// One order in a `MemoryOrderStore`: snapshot, retained records (`storage[head...]`) and idempotency keys.
@@ -175,6 +205,15 @@ private final class Entry {
     private var head = 0
     /// Idempotency key → offset of its record, for retained records.
     private(set) var keys: [String: UInt64] = [:]
+
+    /// A new order: room for its first few records without regrowing.
+    init(first record: OrderChangeRecord, snapshot: OrderSnapshot, retention: StoreRetention) {
+        self.snapshot = snapshot
+        self.storage = []
+        storage.reserveCapacity(min(8, max(1, retention.maxRecordsPerOrder)))
+        storage.append(record)
+        if !record.idempotencyKey.isEmpty { keys[record.idempotencyKey] = record.position.offset }
+    }
 
     init(snapshot: OrderSnapshot, history: [OrderChangeRecord]) {
         self.snapshot = snapshot

@@ -1,0 +1,46 @@
+import LonglinkCore
+import LonglinkStores
+import LonglinkTestSupport
+import Testing
+
+@Suite("StoreSpecification")
+struct StoreSpecificationTests {
+    @Test(
+        "parses memory, sqlite and redis specifications",
+        arguments: [
+            ("memory", StoreSpecification.memory),
+            ("sqlite:/tmp/orders.db", .sqlite(path: "/tmp/orders.db")),
+            ("sqlite:orders.db", .sqlite(path: "orders.db")),
+            ("redis://127.0.0.1:6380/2", .redis(host: "127.0.0.1", port: 6380, database: 2)),
+            ("redis://cache", .redis(host: "cache", port: 6379, database: 0)),
+            ("redis://cache:7000", .redis(host: "cache", port: 7000, database: 0)),
+        ]
+    )
+    func parses(_ text: String, _ expected: StoreSpecification) throws {
+        #expect(try StoreSpecification(parsing: text) == expected)
+    }
+
+    @Test(
+        "refuses unknown and malformed values with a clear error",
+        arguments: [
+            "", "Memory", "postgres://db", "sqlite:", "redis://", "redis://h:0", "redis://h:x/1", "redis://h/-1",
+            "sqlite",
+        ]
+    )
+    func refuses(_ text: String) {
+        #expect(throws: StoreSpecificationError.self) { try StoreSpecification(parsing: text) }
+        do {
+            _ = try StoreSpecification(parsing: text)
+        } catch {
+            #expect("\(error)".contains("'\(text)'"))
+        }
+    }
+
+    @Test("the benchmark applies whole legal lifecycles and reports a rate")
+    func benchmark() {
+        let figures = StoreBenchmark.run(store: MemoryOrderStore(), changes: 2_000, batchSize: 64)
+        #expect(figures.changes == 2_000 && figures.refused == 0 && figures.orders == 250)
+        #expect(figures.batches == 32)
+        #expect(figures.changesPerSecond > 0)
+    }
+}
