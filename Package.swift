@@ -139,7 +139,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LonglinkCommandsTests",
-            dependencies: ["LonglinkCommands", "LonglinkTestSupport"],
+            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

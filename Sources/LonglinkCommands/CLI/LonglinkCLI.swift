@@ -11,6 +11,9 @@ public enum LonglinkCLI {
             ServeCommand.command,
             PublishCommand.command,
             SubscribeCommand.command,
+            SimulateCommand.command,
+            OrdersCommand.command,
+            MigrateCommand.command,
             VersionCommand.command,
             ConfigCommand.command,
         ]
