@@ -6,6 +6,8 @@ public struct StreamIssue: Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Hashable, Sendable {
         /// The length prefix is not a usable frame length (bad varint, zero, above the limit).
         case badPrefix = "bad_prefix"
+        /// A length prefix announced a body that is not a protobuf message at all (garbage in the stream).
+        case notAFrame = "not_a_frame"
         /// The input ends inside a frame.
         case truncated
         /// Decoding found a plausible frame boundary again after a bad prefix.
@@ -47,11 +49,14 @@ public enum StreamEvent: Hashable, Sendable {
 /// - a body the codec refuses is reported as a malformed frame and decoding goes on with the next frame, since
 ///   the length prefix was sound;
 /// - a bad length prefix (not a varint, zero, above `maxFrameSize`) loses the framing: with `resynchronise`,
-///   decoding scans forward for the first offset where a plausible frame starts (a valid prefix, a body that
-///   is a whole protobuf message whose first field is a frame kind 1–19, followed by the end of input or
-///   another valid prefix), reports how many bytes it skipped and goes on; without it, or when no such offset
-///   exists, decoding stops with a message;
-/// - input that ends inside a frame is reported as truncated, and decoding stops.
+///   decoding scans forward for the first offset where a plausible frame starts (a valid prefix, a body whose
+///   first field is a frame kind and that the codec decodes, followed by the end of input or another valid
+///   prefix), reports how many bytes it skipped and goes on; without it, or when no such offset exists,
+///   decoding stops with a message;
+/// - a prefix whose body is not a protobuf message at all is garbage, not a frame: reported, and decoding
+///   resynchronises inside it when a plausible frame starts there;
+/// - input that ends inside a frame is reported as truncated; decoding resynchronises after it when a
+///   plausible frame follows (garbage that looked like a long prefix), else stops.
 /// It never traps on any input.
 public struct FrameStreamDecoder: Sendable {
     /// Decodes each body.
@@ -114,20 +119,41 @@ public struct FrameStreamDecoder: Sendable {
                         message: "stopped: no frame boundary found in the remaining \(bytes.count - start) bytes")))
                     return events
                 }
-                events.append(.issue(StreamIssue(
-                    byteOffset: baseOffset + next, kind: .resynchronised,
-                    message: "resynchronised: skipped \(next - start) bytes from byte \(baseOffset + start)")))
+                events.append(resynchronised(at: next, from: start, baseOffset: baseOffset))
                 buffer.moveReaderIndex(forwardBy: next - start)
                 continue
             }
             guard let body else {
                 events.append(.issue(truncation(bytes, at: start, baseOffset: baseOffset)))
-                return events
+                // Garbage can look like the prefix of a frame longer than the rest of the input.
+                guard resynchronise, let next = nextBoundary(in: bytes, after: start) else { return events }
+                events.append(resynchronised(at: next, from: start, baseOffset: baseOffset))
+                buffer = ByteBuffer(bytes: bytes[next...])
+                continue
             }
-            let prefixLength = (bytes.count - buffer.readableBytes) - start - body.count
+            let end = bytes.count - buffer.readableBytes
+            // A body that is not even a protobuf message means the prefix was not one either: look for a frame
+            // starting inside it. (A message the codec refuses keeps the framing: reported as malformed.)
+            if resynchronise, case .failure(let error) = Result(catching: { () throws(RawWireError) in try RawWire.parse(body) }),
+                let next = nextBoundary(in: bytes, after: start), next < end
+            {
+                events.append(.issue(StreamIssue(
+                    byteOffset: baseOffset + start, kind: .notAFrame,
+                    message: "not a frame: the \(body.count)-byte body is not a protobuf message (body \(error))")))
+                events.append(resynchronised(at: next, from: start, baseOffset: baseOffset))
+                buffer = ByteBuffer(bytes: bytes[next...])
+                continue
+            }
+            let prefixLength = end - start - body.count
             events.append(.frame(bodyDecoder.decode(body: body, byteOffset: baseOffset + start, prefixLength: prefixLength)))
         }
         return events
+    }
+
+    private func resynchronised(at next: Int, from start: Int, baseOffset: Int) -> StreamEvent {
+        .issue(StreamIssue(
+            byteOffset: baseOffset + next, kind: .resynchronised,
+            message: "resynchronised: skipped \(next - start) bytes from byte \(baseOffset + start)"))
     }
 
     private func badPrefix(_ error: FrameError, at offset: Int) -> StreamIssue {
@@ -182,7 +208,11 @@ public struct FrameStreamDecoder: Sendable {
         case .client: kinds = 12...19
         case .auto: kinds = 1...19
         }
-        return kinds.contains(first.number) ? end : nil
+        guard kinds.contains(first.number) else { return nil }
+        // Nested messages often look like frames too (a push's fields start with field 1): only a body the
+        // codec accepts counts.
+        let frame = bodyDecoder.decode(body: Array(bytes[index..<end]), byteOffset: offset, prefixLength: index - offset)
+        return frame.isMalformed ? nil : end
     }
 
     private func validPrefix(in bytes: [UInt8], at offset: Int) -> Bool {
