@@ -41,6 +41,16 @@ struct AdminClientTests {
         #expect(throws: AdminError.self) { try TapRecord(json: "not json") }
     }
 
+    @Test("summarises the tap rate once a second for --stats")
+    func stats() throws {
+        let start = ContinuousClock.now
+        var stats = TapStats(now: start)
+        for event in Self.tapEvents.prefix(3) { stats.record(try TapRecord(json: event.data)) }
+        #expect(stats.tick(now: start + .milliseconds(999)) == nil)
+        #expect(stats.tick(now: start + .seconds(2)) == "[stats] 1.5 records/s over 2.0s, 2 routes, 3 total")
+        #expect(stats.tick(now: start + .seconds(4)) == "[stats] 0.0 records/s over 2.0s, 0 routes, 3 total")
+    }
+
     @Test("reads chunked, sized and close-delimited HTTP bodies")
     func httpReader() throws {
         let body = Array("hello, chunked world".utf8)

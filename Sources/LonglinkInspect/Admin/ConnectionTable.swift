@@ -2,14 +2,23 @@ import Foundation
 
 /// One connected client as `GET /admin/connections` lists it.
 public struct AdminConnection: Hashable, Sendable, Decodable {
+    /// The gateway's connection id (`c1`).
     public var id: String
+    /// The peer address.
     public var address: String
+    /// The authenticated user (token subject), when known.
     public var user: String?
+    /// Routes subscribed on this connection.
     public var subscriptions: [String]
+    /// Bytes queued for the client.
     public var outboundBytes: Int
+    /// Milliseconds since the last frame from the client.
     public var lastActivityMillisAgo: Int
+    /// Whether the connection uses TLS.
     public var tls: Bool
+    /// Client software (`longlink-swift`), from its connect frame.
     public var client: String?
+    /// The event loop serving it.
     public var loop: Int?
 
     enum CodingKeys: String, CodingKey {
@@ -34,6 +43,7 @@ public struct AdminConnection: Hashable, Sendable, Decodable {
         self.loop = loop
     }
 
+    /// Decodes a row; only `id` is required (other fields default to empty values).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)

@@ -14,11 +14,15 @@ public struct TapRecord: Hashable, Sendable, Decodable {
     public var to: String
     /// Record time, ms since the Unix epoch.
     public var timeMillis: UInt64
-    /// Fields the change set.
+    /// The driver, when the change set one.
     public var driverID: String?
+    /// The ETA in seconds, when set.
     public var etaSeconds: UInt32?
+    /// Latitude in micro-degrees, when set.
     public var latitudeE6: Int32?
+    /// Longitude in micro-degrees, when set.
     public var longitudeE6: Int32?
+    /// Why the order was cancelled, when set.
     public var cancellationReason: String?
 
     enum CodingKeys: String, CodingKey {

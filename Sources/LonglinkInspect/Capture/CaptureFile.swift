@@ -30,7 +30,10 @@ public struct CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
 public struct CaptureFile: Hashable, Sendable {
     /// The file format.
     public enum Format: String, Hashable, Sendable {
-        case pcap, pcapng
+        /// Classic libpcap (tcpdump -w), either byte order, micro- or nanosecond timestamps.
+        case pcap
+        /// pcapng (tshark/dumpcap -w), either byte order, any timestamp resolution.
+        case pcapng
     }
 
     /// The format read.

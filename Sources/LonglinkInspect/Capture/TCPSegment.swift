@@ -70,10 +70,15 @@ public struct TCPSegment: Hashable, Sendable {
 
 /// Why a packet yielded no TCP segment.
 public enum PacketSkip: String, Hashable, Sendable, CaseIterable {
+    /// A link type other than NULL/loopback, Ethernet, Linux SLL/SLL2 or raw IP.
     case unsupportedLinkType = "unsupported link type"
+    /// Not IPv4 or IPv6 (ARP, …).
     case notIP = "not IP"
+    /// IP, but not TCP (UDP, ICMP, …).
     case notTCP = "not TCP"
+    /// An IP fragment (not reassembled; TCP over loopback is not fragmented).
     case fragment = "IP fragment"
+    /// The captured bytes end before the headers do.
     case truncated = "cut short by the snap length"
 }
 
@@ -126,7 +131,7 @@ public enum PacketParser {
             guard data[start + 9] == 6 else { return .failure(.init(.notTCP)) }
             guard headerLength >= 20, total >= headerLength else { return .failure(.init(.notIP)) }
             return transport(
-                data, at: start + headerLength, end: min(data.count, start + total), wireEnd: start + total,
+                data, at: start + headerLength, end: min(data.count, start + total),
                 source: Array(data[(start + 12)..<(start + 16)]), destination: Array(data[(start + 16)..<(start + 20)]),
                 time: time)
         case 6:
@@ -144,7 +149,7 @@ public enum PacketParser {
             guard next != 44 else { return .failure(.init(.fragment)) }
             guard next == 6 else { return .failure(.init(.notTCP)) }
             return transport(
-                data, at: offset, end: min(data.count, start + 40 + payloadLength), wireEnd: start + 40 + payloadLength,
+                data, at: offset, end: min(data.count, start + 40 + payloadLength),
                 source: Array(data[(start + 8)..<(start + 24)]), destination: Array(data[(start + 24)..<(start + 40)]),
                 time: time)
         default:
@@ -153,7 +158,7 @@ public enum PacketParser {
     }
 
     private static func transport(
-        _ data: [UInt8], at start: Int, end: Int, wireEnd: Int, source: [UInt8], destination: [UInt8], time: UInt64
+        _ data: [UInt8], at start: Int, end: Int, source: [UInt8], destination: [UInt8], time: UInt64
     ) -> Result<TCPSegment, PacketSkipReason> {
         guard end >= start + 20 else { return .failure(.init(.truncated)) }
         let headerLength = Int(data[start + 12] >> 4) * 4

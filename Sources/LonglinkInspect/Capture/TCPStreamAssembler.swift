@@ -54,12 +54,6 @@ public struct TCPStreamAssembler: Sendable {
         segments.append((sequence, segment.payload, segment.timeMicros))
     }
 
-    /// The first few payload bytes in stream order (for protocol detection), without assembling everything.
-    public func leadingBytes(_ count: Int) -> [UInt8] {
-        let result = assemble()
-        return Array((result.pieces.first?.bytes ?? []).prefix(count))
-    }
-
     /// Lays the segments out in stream order.
     public func assemble() -> Result {
         guard let first = segments.first else { return Result(pieces: [], duplicateBytes: 0, outOfOrderSegments: 0) }

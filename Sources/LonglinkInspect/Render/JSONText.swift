@@ -2,12 +2,19 @@ import Glibc
 
 /// A JSON value for the inspector's JSON lines (written by hand: keys keep their order, no Foundation).
 public enum JSONValue: Hashable, Sendable {
+    /// A string.
     case string(String)
+    /// A signed number.
     case int(Int64)
+    /// An unsigned number.
     case uint(UInt64)
+    /// true or false.
     case bool(Bool)
+    /// An array.
     case array([JSONValue])
+    /// An object whose members keep this order.
     case object([(String, JSONValue)])
+    /// null.
     case null
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.text == rhs.text }

@@ -6,6 +6,7 @@
 public struct FrameSchema: Sendable {
     /// How a field's value is typed.
     public enum FieldType: Hashable, Sendable {
+        /// Scalar proto types (varints, or length-delimited for string and bytes).
         case uint32, uint64, sint32, bool, string, bytes
         /// The `State` enum.
         case state
