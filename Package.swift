@@ -63,10 +63,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "LonglinkInspect",
+            dependencies: ["LonglinkCore", "LonglinkProtobuf"],
+            path: "Sources/LonglinkInspect",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
                 "LonglinkClient",
+                "LonglinkInspect",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -135,6 +142,15 @@ let package = Package(
         .testTarget(
             name: "LonglinkClientTests",
             dependencies: ["LonglinkClient", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkInspectTests",
+            dependencies: [
+                "LonglinkInspect", "LonglinkCommands", "LonglinkClient", "LonglinkGateway", "LonglinkStores",
+                "LonglinkProtobuf", "LonglinkTestSupport",
+            ],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -16,6 +16,7 @@ public enum LonglinkCLI {
             MigrateCommand.command,
             VersionCommand.command,
             ConfigCommand.command,
+            InspectCommand.command,
         ]
     }
 
