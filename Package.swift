@@ -25,6 +25,11 @@ let package = Package(
             linkerSettings: [.linkedLibrary("protobuf-c")]
         ),
         .target(
+            name: "CLonglinkOpenSSL",
+            path: "CShims/CLonglinkOpenSSL",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
+        .target(
             name: "CLonglinkSQLite",
             path: "CShims/CLonglinkSQLite",
             linkerSettings: [.linkedLibrary("sqlite3")]
@@ -42,6 +47,12 @@ let package = Package(
             name: "LonglinkProtobuf",
             dependencies: ["LonglinkCore", "CLonglinkProto"],
             path: "Sources/LonglinkProtobuf",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkOpenSSL",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "CLonglinkOpenSSL"],
+            path: "Sources/LonglinkOpenSSL",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -66,7 +77,7 @@ let package = Package(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
-                "LonglinkClient",
+                "LonglinkClient", "LonglinkOpenSSL",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings

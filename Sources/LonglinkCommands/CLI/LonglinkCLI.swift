@@ -11,6 +11,7 @@ public enum LonglinkCLI {
             ServeCommand.command,
             PublishCommand.command,
             SubscribeCommand.command,
+            TokenCommand.command,
             VersionCommand.command,
             ConfigCommand.command,
         ]

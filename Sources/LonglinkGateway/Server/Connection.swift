@@ -16,6 +16,10 @@ final class Connection: SelectorHandler {
     let clientID: String
     /// The peer's address, for inspection and logs.
     let remoteAddress: String
+    /// The peer's IP address alone (the per-address admission key).
+    let sourceAddress: String
+    /// Waiting for the next iteration's handshake budget (registered with no interest meanwhile).
+    var handshakeDeferred = false
     unowned let owner: LoopGateway
     let transport: any Transport
     var registration: RegistrationID?
@@ -32,10 +36,19 @@ final class Connection: SelectorHandler {
     /// Monotonic ms of the last inbound byte, for inspection.
     private(set) var lastActivityMillis: UInt64 = 0
 
-    init(id: UInt64, fd: CInt, remoteAddress: String, transport: any Transport, owner: LoopGateway, nowMillis: UInt64) {
+    init(
+        id: UInt64,
+        fd: CInt,
+        remoteAddress: String,
+        sourceAddress: String,
+        transport: any Transport,
+        owner: LoopGateway,
+        nowMillis: UInt64
+    ) {
         self.id = id
         self.clientID = "c\(id)"
         self.remoteAddress = remoteAddress
+        self.sourceAddress = sourceAddress
         self.transport = transport
         self.owner = owner
         self.peer = PeerStateMachine(
@@ -52,25 +65,41 @@ final class Connection: SelectorHandler {
     func handleEvent(_ event: SelectorEvent) {
         guard !isClosed else { return }
         if peer.phase == .accepted {
-            advanceHandshake()
+            startHandshake()
             return
         }
-        if !event.isDisjoint(with: [.read, .readEOF, .reset, .error]) {
+        // A TLS read may be waiting for writability and a TLS write for readability: while the transport waits
+        // for anything, every readiness retries both.
+        let transportWaits = !transport.interest.isEmpty
+        if transportWaits || !event.isDisjoint(with: [.read, .readEOF, .reset, .error]) {
             readAvailable()
         }
-        if event.contains(.write) && !isClosed {
+        if (transportWaits || event.contains(.write)) && !isClosed {
             flush()
         }
     }
 
+    /// One handshake step if this iteration's budget allows, otherwise wait for the next iteration's.
+    func startHandshake() {
+        guard !isClosed else { return }
+        if owner.takeHandshakeToken() {
+            handshakeDeferred = false
+            advanceHandshake()
+        } else if !handshakeDeferred {
+            handshakeDeferred = true
+            owner.deferredHandshakes.append(self)
+            updateInterest()
+        }
+    }
+
     /// Drives the transport's own set-up (instant for TCP, a few round trips for TLS).
-    func advanceHandshake() {
+    private func advanceHandshake() {
         do {
             switch try transport.handshake() {
             case .wouldBlock:
                 updateInterest()
             case .processed:
-                peer.transportReady(nowMillis: owner.nowMillis)
+                peer.transportReady(nowMillis: owner.wallMillis)
                 updateInterest()
             }
         } catch {
@@ -246,8 +275,9 @@ final class Connection: SelectorHandler {
     func updateInterest() {
         guard let registration, !isClosed else { return }
         var interest: SelectorEvent = transport.interest
+        if handshakeDeferred { interest = [] }
         if peer.phase != .draining && peer.phase != .accepted { interest.insert(.read) }
-        if peer.phase == .accepted { interest.insert(.read) }
+        if peer.phase == .accepted && !handshakeDeferred && interest.isEmpty { interest.insert(.read) }
         if !outbound.isEmpty || !coalesced.isEmpty { interest.insert(.write) }
         do {
             try owner.context.reregister(registration, interest: interest)

@@ -18,6 +18,8 @@ final class GatewayShared: Sendable {
     let loops = Mutex<[EventLoop]>([])
     /// Loops that finished draining.
     let drainedLoops = Atomic<Int>(0)
+    /// Connection rate and per-address limits, shared by every loop.
+    let admission: ConnectionAdmission
 
     init(
         configuration: GatewayConfiguration,
@@ -37,6 +39,7 @@ final class GatewayShared: Sendable {
         self.logger = logger
         self.counters = counters
         self.clock = clock
+        self.admission = ConnectionAdmission(limits: configuration.admission, nowNanos: MonotonicClock.nanoseconds())
     }
 }
 
