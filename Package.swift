@@ -126,6 +126,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LonglinkOpenSSLTests",
+            dependencies: ["LonglinkOpenSSL", "LonglinkCore", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LonglinkSQLiteTests",
             dependencies: ["LonglinkSQLite", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
@@ -140,6 +145,14 @@ let package = Package(
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
                 "LonglinkTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkSecurityTests",
+            dependencies: [
+                "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores", "LonglinkOpenSSL",
+                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

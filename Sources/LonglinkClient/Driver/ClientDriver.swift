@@ -126,6 +126,7 @@ final class ClientDriver: SelectorHandler {
             do {
                 result = try transport.read(into: &inbound)
             } catch {
+                shared.logger.info("connection lost: \(error)")
                 connectionLost(nil)
                 return
             }
