@@ -27,6 +27,12 @@ void CLonglinkOpenSSL_CTX_disable_session_cache(SSL_CTX *ctx);
 // which need different X509_VERIFY_PARAM setters. Returns 1 on success.
 int CLonglinkOpenSSL_set_server_name(SSL *ssl, const char *name);
 
+// SSL_set_fd uses OpenSSL's socket BIO, which writes with write(2): a peer that closed turns the next write
+// into SIGPIPE, killing a process that has not ignored it (a library must not require that). This attaches a
+// socket BIO whose writes use send(MSG_NOSIGNAL) instead (EPIPE comes back as an error), everything else being
+// the standard socket BIO's. Returns 1 on success.
+int CLonglinkOpenSSL_set_fd_nosigpipe(SSL *ssl, int fd);
+
 // HMAC-SHA256 through the one-shot HMAC() (EVP_sha256() is a function, but this keeps EVP types out of Swift).
 // `out` must hold 32 bytes. Returns 1 on success.
 int CLonglinkOpenSSL_hmac_sha256(const void *key, size_t key_length, const void *data, size_t data_length,

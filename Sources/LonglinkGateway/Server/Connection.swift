@@ -87,6 +87,7 @@ final class Connection: SelectorHandler {
             advanceHandshake()
         } else if !handshakeDeferred {
             handshakeDeferred = true
+            owner.shared.counters.handshakesDeferred.add(1, ordering: .relaxed)
             owner.deferredHandshakes.append(self)
             updateInterest()
         }

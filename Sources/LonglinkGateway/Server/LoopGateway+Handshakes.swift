@@ -26,6 +26,9 @@ extension LoopGateway {
             connection.startHandshake()
         }
         deferredHandshakes.removeAll { $0.isClosed }
+        // Parked connections have no interest, so nothing would wake the loop for them: keep iterating (an empty
+        // local job makes the next epoll_wait return at once) until every one had its turn.
+        if !deferredHandshakes.isEmpty { context.enqueue {} }
     }
 
     /// Connections waiting for handshake budget on this loop (tests, inspection).

@@ -47,9 +47,9 @@ public final class TLSTransport: Transport {
                 throw TransportError(kind: .protocolFailure, reason: "invalid server name '\(serverName)'")
             }
         }
-        guard SSL_set_fd(ssl, fd) == 1 else {
+        guard CLonglinkOpenSSL_set_fd_nosigpipe(ssl, fd) == 1 else {
             SSL_free(ssl)
-            throw TransportError(kind: .protocolFailure, reason: "SSL_set_fd: \(OpenSSLErrors.last())")
+            throw TransportError(kind: .protocolFailure, reason: "cannot attach the socket: \(OpenSSLErrors.last())")
         }
     }
 
