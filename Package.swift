@@ -95,6 +95,28 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Fuzz targets (libFuzzer): `make fuzz` builds them with --sanitize=fuzzer -DLONGLINK_FUZZ; a normal build
+        // makes corpus replay runners of the same code (`longlink-fuzz-frames Fuzz/corpus/frames`).
+        .target(name: "FuzzSupport", path: "Fuzz/Support", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "longlink-fuzz-frames",
+            dependencies: ["LonglinkCore", "LonglinkProtobuf", "FuzzSupport"],
+            path: "Fuzz/FrameDecoder",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "longlink-fuzz-jwt",
+            dependencies: ["LonglinkCore", "LonglinkOpenSSL", "FuzzSupport"],
+            path: "Fuzz/JWTParser",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "longlink-fuzz-peer",
+            dependencies: ["LonglinkCore", "LonglinkGateway", "LonglinkProtobuf", "FuzzSupport"],
+            path: "Fuzz/PeerStateMachine",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests: one target per module, shared contract suites in LonglinkTestSupport.
         .target(
             name: "LonglinkTestSupport",
