@@ -77,6 +77,9 @@ public struct ServeSecurityConfiguration: Sendable {
         }
         secretFile = text("secret-file")
         insecureDev = options.flag("insecure-dev")
+        if insecureDev && secretFile != nil {
+            throw CommandLineError("--insecure-dev and --secret-file contradict each other; choose one")
+        }
         tokenIssuer = text("token-issuer")
         tokenAudience = text("token-audience")
         admission = AdmissionLimits(
