@@ -1,6 +1,7 @@
 import Foundation
 import LonglinkCommands
 import LonglinkCore
+import LonglinkGateway
 import LonglinkOpenSSL
 import LonglinkTestSupport
 import Testing
@@ -45,6 +46,26 @@ struct SecurityCommandTests {
         #expect(shortCode == 2)
         #expect(shortIO.capturedErr.contains("at least 32"))
         #expect(!shortIO.capturedErr.contains("short\n"))
+    }
+
+    @Test("serve applies the documented limits by default, and every one is configurable")
+    func serveLimits() throws {
+        let defaults = try ServeConfiguration(options: OptionResolver(specs: ServeOptions.specs).resolve(arguments: [], environment: [:]))
+        #expect(defaults.security.admission == AdmissionLimits())
+        #expect(defaults.security.admission.connectionsPerSecond == 1_000)
+        #expect(defaults.security.admission.maxConnectionsPerAddress == 1_000)
+        #expect(defaults.security.publishRate == 1_000)
+        let custom = try ServeConfiguration(
+            options: OptionResolver(specs: ServeOptions.specs).resolve(
+                arguments: ["--connection-rate", "5", "--connection-burst", "6", "--max-connections-per-address", "7", "--handshake-budget", "8"],
+                environment: ["LONGLINK_PUBLISH_RATE": "9", "LONGLINK_PUBLISH_BURST": "10"]
+            )
+        )
+        #expect(custom.security.admission == AdmissionLimits(connectionsPerSecond: 5, connectionBurst: 6, maxConnectionsPerAddress: 7, handshakesPerIteration: 8))
+        #expect(custom.security.publishRate == 9 && custom.security.publishBurst == 10)
+        #expect(throws: CommandLineError.self) {
+            _ = try ServeConfiguration(options: OptionResolver(specs: ServeOptions.specs).resolve(arguments: ["--tls-listen", "127.0.0.1:0"], environment: [:]))
+        }
     }
 
     @Test("publish over TLS with --ca-file and a publisher token; --insecure warns")

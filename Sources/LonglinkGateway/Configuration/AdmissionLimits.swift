@@ -15,7 +15,12 @@ public struct AdmissionLimits: Sendable, Hashable {
     /// iteration, so a flood of handshakes cannot starve established connections on the same loop.
     public var handshakesPerIteration: Int
 
-    /// Creates limits; the defaults are those documented in the README.
+    /// No connection rate or per-address limit (the handshake budget stays): what `GatewayConfiguration` uses
+    /// unless told otherwise, so embedded gateways, tests and benchmarks opening thousands of loopback
+    /// connections are not throttled. `longlink serve` applies the documented limits.
+    public static let unlimited = AdmissionLimits(connectionsPerSecond: 0, maxConnectionsPerAddress: 0)
+
+    /// Creates limits; the defaults are `serve`'s, documented in the README.
     public init(
         connectionsPerSecond: Int = 1_000,
         connectionBurst: Int = 2_000,

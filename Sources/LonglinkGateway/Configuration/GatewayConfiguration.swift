@@ -54,7 +54,7 @@ public struct GatewayConfiguration: Sendable {
         socketSendBuffer: Int? = nil,
         transport: any TransportFactory = PlainTransportFactory(),
         additionalListeners: [GatewayListener] = [],
-        admission: AdmissionLimits = AdmissionLimits()
+        admission: AdmissionLimits = .unlimited
     ) {
         self.transport = transport
         self.additionalListeners = additionalListeners

@@ -21,8 +21,8 @@ public struct PeerSettings: Sendable {
     public var maxViolations: Int
     /// How long before token expiry the client is warned (ms).
     public var tokenWarningLeadMillis: UInt64
-    /// Publishes per second per connection (token bucket); 0 = unlimited. Excess publishes are refused with
-    /// `rate_limited` on that request; the connection stays open.
+    /// Publishes per second per connection (token bucket); 0 = unlimited (the default here; `serve` sets 1000).
+    /// Excess publishes are refused with `rate_limited` on that request; the connection stays open.
     public var publishesPerSecond: Int
     /// Publishes a connection may send at once above the rate (the bucket's size).
     public var publishBurst: Int
@@ -40,7 +40,7 @@ public struct PeerSettings: Sendable {
         maxViolations: Int = 5,
         tokenWarningLeadMillis: UInt64 = 60_000,
         routes: RouteRegistry = .standard,
-        publishesPerSecond: Int = 1_000,
+        publishesPerSecond: Int = 0,
         publishBurst: Int = 2_000
     ) {
         self.publishesPerSecond = publishesPerSecond
