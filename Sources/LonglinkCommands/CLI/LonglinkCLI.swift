@@ -14,6 +14,7 @@ public enum LonglinkCLI {
             SimulateCommand.command,
             OrdersCommand.command,
             MigrateCommand.command,
+            TokenCommand.command,
             VersionCommand.command,
             ConfigCommand.command,
             InspectCommand.command,

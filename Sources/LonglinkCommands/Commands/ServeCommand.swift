@@ -27,25 +27,19 @@ public enum ServeCommand {
     /// Builds everything, serves until SIGTERM/SIGINT, drains and returns the exit code.
     static func runServer(_ configuration: ServeConfiguration, context: CommandContext) throws -> Int32 {
         let logger = Logger(label: "longlink", level: configuration.logLevel, sink: StderrLogSink())
-        let running = try RunningGateway.start(configuration, logger: logger)
-        context.io.err(
-            """
-            longlink \(LonglinkVersion.current) serving on \(configuration.listen.host):\(running.gateway.port) \
-            (store \(configuration.store)\(configuration.shadowStore.map { ", shadow \($0)" } ?? ""), \
-            \(running.loopCount) loops)
-            WARNING: no token secret configured: every client is admitted as admin (development mode)
-            Try, in another terminal:
-              longlink subscribe order://taxi/8812 --server 127.0.0.1:\(running.gateway.port)
-              longlink publish --order 8812 --line taxi --state created --server 127.0.0.1:\(running.gateway.port)
-            """
-        )
+        let security = try configuration.security.prepare(environment: context.environment, io: context.io)
+        let running = try RunningGateway.start(configuration, security: security, logger: logger)
+        context.io.err(ServeBanner.text(configuration, running: running, security: security))
+        if security.tokenHint == nil {
+            logger.warning("running with --insecure-dev: no authentication, every client is admin")
+        }
         let control = try EventLoop(id: 1_000)
         var signals: SignalSource?
         try control.run { loop in
             do {
                 signals = try SignalSource(signals: UnixSignal.lifecycle, on: loop) { signal in
                     if signal == .hangup {
-                        logger.notice("SIGHUP: configuration reload is not supported yet; ignoring")
+                        ServeBanner.reload(security.tls, logger: logger)
                         return
                     }
                     logger.notice("\(signal): draining over \(configuration.drainPeriod)")
@@ -98,7 +92,11 @@ public final class RunningGateway: Sendable {
     }
 
     /// Opens the store(s), starts the writer, the broker and the gateway, from `serve`'s configuration.
-    static func start(_ configuration: ServeConfiguration, logger: Logger) throws -> RunningGateway {
+    static func start(
+        _ configuration: ServeConfiguration,
+        security: ServeSecurityConfiguration.Prepared,
+        logger: Logger
+    ) throws -> RunningGateway {
         let catalog = try StoreFactory.catalog(file: configuration.stateMachinesFile)
         let primary = try StoreFactory.specification(configuration.store)
         let shadow = try configuration.shadowStore.map { (text) throws(CommandLineError) in
@@ -112,7 +110,9 @@ public final class RunningGateway: Sendable {
             pongTimeoutMillis: milliseconds(configuration.pongTimeout),
             handshakeTimeoutMillis: milliseconds(configuration.handshakeTimeout),
             maxSubscriptions: configuration.maxSubscriptions,
-            maxFrameSize: configuration.maxFrameSize
+            maxFrameSize: configuration.maxFrameSize,
+            publishesPerSecond: configuration.security.publishRate,
+            publishBurst: configuration.security.publishBurst
         )
         let gatewayConfiguration = GatewayConfiguration(
             host: configuration.listen.host,
@@ -122,7 +122,9 @@ public final class RunningGateway: Sendable {
             maxConnections: configuration.maxConnections,
             outboundLimit: configuration.outboundLimit,
             slowPolicy: configuration.slowPolicy == .coalesce ? .coalesce : .disconnect,
-            drainPeriod: configuration.drainPeriod
+            drainPeriod: configuration.drainPeriod,
+            additionalListeners: configuration.security.listeners(security),
+            admission: configuration.security.admission
         )
         return try start(
             gateway: gatewayConfiguration,
@@ -130,17 +132,20 @@ public final class RunningGateway: Sendable {
             shadow: shadow,
             catalog: catalog,
             retention: configuration.retention,
+            authorizer: security.authorizer,
             logger: logger
         )
     }
 
-    /// Opens the store(s), starts the writer, the broker and the gateway.
+    /// Opens the store(s), starts the writer, the broker and the gateway. `authorizer` checks connect tokens
+    /// (`JWTAuthorizer` in production; the default admits everyone, for tests and `--insecure-dev`).
     public static func start(
         gateway gatewayConfiguration: GatewayConfiguration,
         store primary: StoreSpecification,
         shadow: StoreSpecification? = nil,
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
+        authorizer: any Authorizer = AllowAllAuthorizer(),
         logger: Logger = .disabled
     ) throws -> RunningGateway {
         let reporter = ShadowDivergenceReporter(logger: Logger(label: "shadow", level: logger.level, sink: logger.sink))
@@ -166,7 +171,7 @@ public final class RunningGateway: Sendable {
             codec: ProtobufFrameCodec(),
             store: StoreWriterAccess(writer: writer),
             broker: broker,
-            authorizer: AllowAllAuthorizer(),
+            authorizer: authorizer,
             logger: Logger(label: "gateway", level: logger.level, sink: logger.sink)
         )
         try broker.start(delivering: gateway.delivery)
