@@ -29,6 +29,11 @@ let package = Package(
             path: "CShims/CLonglinkSQLite",
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
+        .target(
+            name: "CLonglinkHiredis",
+            path: "CShims/CLonglinkHiredis",
+            linkerSettings: [.linkedLibrary("hiredis")]
+        ),
 
         // MARK: Swift modules.
         .target(name: "LonglinkCore", path: "Sources/LonglinkCore", swiftSettings: swiftSettings),
@@ -51,6 +56,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "LonglinkRedis",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "CLonglinkHiredis"],
+            path: "Sources/LonglinkRedis",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkBench",
+            dependencies: [
+                "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkRedis",
+            ],
+            path: "Sources/LonglinkBench",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LonglinkStores",
             dependencies: ["LonglinkCore"],
             path: "Sources/LonglinkStores",
@@ -66,7 +85,7 @@ let package = Package(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
-                "LonglinkClient",
+                "LonglinkClient", "LonglinkBench",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -135,6 +154,16 @@ let package = Package(
         .testTarget(
             name: "LonglinkClientTests",
             dependencies: ["LonglinkClient", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkRedisTests",
+            dependencies: ["LonglinkRedis", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkBenchTests",
+            dependencies: ["LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -13,6 +13,7 @@ public enum LonglinkCLI {
             SubscribeCommand.command,
             VersionCommand.command,
             ConfigCommand.command,
+            BenchCommand.command,
         ]
     }
 
@@ -21,7 +22,7 @@ public enum LonglinkCLI {
     /// Every command ignores SIGPIPE (a peer closing mid-write must not kill the process).
     public static func prepareProcess(arguments: [String]) {
         SignalSource.ignoreBrokenPipe()
-        if arguments.first == "serve" {
+        if arguments.first == "serve" || arguments.first == "bench" {
             SignalSource.block(UnixSignal.lifecycle)
         }
     }
