@@ -158,12 +158,15 @@ let package = Package(
         ),
         .testTarget(
             name: "LonglinkRedisTests",
-            dependencies: ["LonglinkRedis", "LonglinkTestSupport"],
+            dependencies: ["LonglinkRedis", "LonglinkLoop", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "LonglinkBenchTests",
-            dependencies: ["LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkTestSupport"],
+            dependencies: [
+                "LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkLoop", "LonglinkCore", "LonglinkGateway",
+                "LonglinkStores", "LonglinkTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

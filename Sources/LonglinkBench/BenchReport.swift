@@ -147,6 +147,15 @@ public struct SeriesPoint: Sendable, Codable, Hashable {
     public var connections: Int
     /// p99 publish→deliver latency in this interval, in milliseconds.
     public var p99Millis: Double
+
+    /// Creates a point.
+    public init(second: Double, deliveriesPerSecond: Double, publishesPerSecond: Double, connections: Int, p99Millis: Double) {
+        self.second = second
+        self.deliveriesPerSecond = deliveriesPerSecond
+        self.publishesPerSecond = publishesPerSecond
+        self.connections = connections
+        self.p99Millis = p99Millis
+    }
 }
 
 /// Longlink's figure against Redis's, from the same invocation.
