@@ -122,6 +122,12 @@ final class BenchCounters: Sendable {
     let recovered = Atomic<Int>(0)
     /// Connections closed on purpose (churn).
     let closedOnPurpose = Atomic<Int>(0)
+    /// Records a subscriber did not receive as pushes because a subscribe snapshot already covered them.
+    let coveredBySnapshot = Atomic<Int>(0)
+    /// Resumed subscriptions the server could not recover (answered with `recovered = false`).
+    let notRecovered = Atomic<Int>(0)
+    /// Subscriptions confirmed again after a cut (storm).
+    let resubscribed = Atomic<Int>(0)
     private let reasons = Mutex<[String: Int]>([:])
 
     init() {}

@@ -6,10 +6,12 @@ import Synchronization
 enum FanoutSystem: Sendable {
     case longlink(SocketAddress)
     case redis(SocketAddress)
+    /// Longlink with ride-hailing lifecycles (the orders scenario).
+    case orders(SocketAddress)
 
     var name: String {
         switch self {
-        case .longlink: "longlink"
+        case .longlink, .orders: "longlink"
         case .redis: "redis"
         }
     }
@@ -26,16 +28,27 @@ final class RunFlags: Sendable {
 final class PublisherBox {
     var longlinkSink: LonglinkPublishSink?
     var redisSink: RedisPublishSink?
+    var ordersSink: OrdersPublishSink?
     var publisher: PacedPublisher?
 
-    var sink: (any PublishSink)? { longlinkSink ?? redisSink }
+    var sink: (any PublishSink)? { longlinkSink ?? redisSink ?? ordersSink }
+
+    /// Points every sink at `publisher`.
+    func use(_ publisher: PacedPublisher) {
+        self.publisher = publisher
+        longlinkSink?.publisher = publisher
+        redisSink?.publisher = publisher
+        ordersSink?.publisher = publisher
+    }
 
     func close() {
         publisher?.stop()
         longlinkSink?.close()
         redisSink?.close()
+        ordersSink?.close()
         longlinkSink = nil
         redisSink = nil
+        ordersSink = nil
         publisher = nil
     }
 }
@@ -53,6 +66,10 @@ struct FanoutRunner {
     let timeout: Duration
     /// Extra work while publishing, e.g. churn connections (started after the subscribers, stopped before the drain).
     var background: (start: @Sendable () -> Void, stop: @Sendable () -> Void)?
+    /// Called about every 50 ms while publishing, with the seconds since publishing began (storm cuts clients).
+    var duringPublishing: (@Sendable (_ elapsed: Double, _ counters: BenchCounters) -> Void)?
+    /// Extra figures computed at the end of the run.
+    var extraFigures: (@Sendable (_ counters: BenchCounters) -> [Figure])?
 
     /// Runs the workload against `system`; `serverPID` (when known) adds the server's CPU and memory figures.
     func run(_ system: FanoutSystem, workload: FanoutWorkload, label: String, serverPID: Int32?) -> BenchRun {
@@ -84,6 +101,10 @@ struct FanoutRunner {
                 let sink = RedisPublishSink(names: names, routes: workload.routes, address: address, context: context, counters: prepareCounters)
                 box.redisSink = sink
                 sink.onReady = { flags.prepared.store(true, ordering: .relaxed) }
+            case .orders(let address):
+                let sink = OrdersPublishSink(names: names, slots: workload.routes, address: address, context: context, counters: counters)
+                box.ordersSink = sink
+                sink.onReady = { flags.prepared.store(true, ordering: .relaxed) }
             }
         }
         let prepared = control.wait(timeout: timeout) { flags.prepared.load(ordering: .relaxed) || prepareCounters.failed.value > 0 }
@@ -107,9 +128,7 @@ struct FanoutRunner {
             guard let box = context.attachment(PublisherBox.self), let sink = box.sink else { return }
             let publisher = PacedPublisher(workload: workload, counters: counters, countsDeliveries: true, context: context)
             publisher.sink = sink
-            box.longlinkSink?.publisher = publisher
-            box.redisSink?.publisher = publisher
-            box.publisher = publisher
+            box.use(publisher)
             publisher.onFinished = { flags.publishingDone.store(true, ordering: .relaxed) }
             flags.publishStartedAt.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
             publisher.start(messages: workload.messages)
@@ -119,6 +138,7 @@ struct FanoutRunner {
         while !flags.publishingDone.load(ordering: .relaxed) && !control.isInterrupted && ContinuousClock.now < deadline {
             control.wait(timeout: .milliseconds(50)) { flags.publishingDone.load(ordering: .relaxed) }
             sampler.sampleIfDue()
+            duringPublishing?(seconds(from: flags.publishStartedAt.load(ordering: .relaxed), to: MonotonicClock.nanoseconds()), counters)
         }
         loops.loop(0).execute { context in context.attachment(PublisherBox.self)?.publisher?.stop() }
         control.wait(timeout: .seconds(5), honourInterrupt: false) { flags.publishingDone.load(ordering: .relaxed) }
@@ -127,7 +147,7 @@ struct FanoutRunner {
         // 4. Drain: wait for the deliveries the acknowledged publishes should cause.
         control.wait(timeout: min(timeout, .seconds(15))) {
             sampler.sampleIfDue()
-            return counters.deliveries.value >= counters.expected.value
+            return counters.deliveries.value + counters.coveredBySnapshot.value >= counters.expected.value
         }
         let statsAfter = serverPID.flatMap { ProcessStats.read(pid: $0) }
         sampler.sample()
@@ -148,7 +168,8 @@ struct FanoutRunner {
             Figure("refused", Double(counters.refused.value)),
             Figure("expected_deliveries", Double(counters.expected.value)),
             Figure("deliveries", Double(deliveries)),
-            Figure("lost", Double(max(0, counters.expected.value - deliveries))),
+            Figure("covered_by_snapshot", Double(counters.coveredBySnapshot.value)),
+            Figure("lost", Double(max(0, counters.expected.value - deliveries - counters.coveredBySnapshot.value))),
             Figure("duplicates", Double(counters.duplicates.value)),
             Figure("gaps", Double(counters.gaps.value)),
             Figure("seconds", elapsed, "s"),
@@ -161,6 +182,7 @@ struct FanoutRunner {
             run.figures.append(Figure("server_cpu_percent", 100 * (after.cpuSeconds - before.cpuSeconds) / wall, "%"))
             run.figures.append(Figure("server_rss_bytes", Double(after.residentBytes), "B"))
         }
+        run.figures += extraFigures?(counters) ?? []
         run.setLatency(histograms.total)
         run.connectLatency = histograms.connect.count > 0 ? LatencySummary(histograms.connect) : nil
         run.failures = counters.failureReasons
@@ -190,8 +212,19 @@ struct FanoutRunner {
                             settled()
                         }
                         subscriber.onLost = { _ in settled() }
+                        subscriber.onResubscribed = { _ in counters.resubscribed.add(1) }
                         subscriber.start()
                         return subscriber
+                    case .orders(let address):
+                        return OrdersScenario.subscriber(
+                            index: index,
+                            slot: route,
+                            names: names,
+                            address: address,
+                            context: context,
+                            counters: counters,
+                            settled: settled
+                        )
                     case .redis(let address):
                         let subscriber = RedisSubscriber(
                             index: index,

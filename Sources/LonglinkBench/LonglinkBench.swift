@@ -37,7 +37,12 @@ public enum LonglinkBench {
     private static func runNetworkScenario(_ context: ScenarioContext, into report: inout BenchReport) throws {
         switch context.parameters.scenario {
         case .fanout: try FanoutScenario.run(context, into: &report)
-        default: throw BenchError("scenario \(context.parameters.scenario) is not implemented yet")
+        case .connect: try ConnectionScenarios.connect(context, into: &report)
+        case .idle: try ConnectionScenarios.idle(context, into: &report)
+        case .storm: try StormScenario.run(context, into: &report)
+        case .churn: try ChurnScenario.run(context, into: &report)
+        case .orders: try OrdersScenario.run(context, into: &report)
+        case .store, .codec: break
         }
     }
 

@@ -23,8 +23,12 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
     private var closing = false
     /// Counts `connected` on the first handshake only (storm counts reconnects separately).
     private var everConnected = false
+    /// Whether a subscription was ever confirmed (a later one after a cut is a resubscription).
+    private var everSubscribed = false
     /// Called when the subscription is confirmed (after a reconnect too).
     var onSubscribed: ((LonglinkSubscriber) -> Void)?
+    /// Called when the subscription is confirmed again after a cut and reconnect (storm).
+    var onResubscribed: ((LonglinkSubscriber) -> Void)?
     /// Called when a push arrives, after it was counted (orders: switch to the next order).
     var onPush: ((LonglinkSubscriber, OrderChangeRecord) -> Void)?
     /// Called when the connection ends without `close()`.
@@ -86,7 +90,6 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         connection.send(.unsubscribe(UnsubscribeRequest(requestID: 2, route: self.routeText)))
         self.route = route
         self.routeText = routeText
-        lastSequence = 0
         lastPosition = nil
         isSubscribed = false
         connection.send(.subscribe(SubscribeRequest(requestID: 1, route: routeText)))
@@ -108,10 +111,19 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
             for record in subscribed.missed {
                 deliver(record, recovered: true)
             }
+            if lastPosition != nil && !subscribed.recovered { counters.notRecovered.add(1) }
+            if let snapshot = subscribed.snapshot,
+                let stamp = snapshot.fields.payload.withUnsafeBytes({ BenchPayload.read($0) }), stamp.sequence > lastSequence
+            {
+                counters.coveredBySnapshot.add(Int(stamp.sequence - lastSequence))
+                lastSequence = stamp.sequence
+            }
+            let resumed = lastPosition != nil
             lastPosition = subscribed.position
             if !isSubscribed {
                 isSubscribed = true
-                onSubscribed?(self)
+                if resumed && everSubscribed { onResubscribed?(self) } else { onSubscribed?(self) }
+                everSubscribed = true
             }
         case .push(let push):
             guard push.route.text == routeText else { return }

@@ -18,6 +18,8 @@ final class PacedPublisher {
     let counters: BenchCounters
     /// Whether acknowledged publishes add to `counters.expected` (false while preparing routes).
     let countsDeliveries: Bool
+    /// Whether payloads carry the route sequence (preparation publishes carry 0, so they never count as deliveries).
+    private let stampsSequences: Bool
     var sink: (any PublishSink)?
     private unowned let context: LoopContext
     private var timer: TimerID?
@@ -34,6 +36,7 @@ final class PacedPublisher {
     var onFinished: (() -> Void)?
 
     init(workload: FanoutWorkload, counters: BenchCounters, countsDeliveries: Bool, context: LoopContext) {
+        self.stampsSequences = countsDeliveries
         self.workload = workload
         self.counters = counters
         self.countsDeliveries = countsDeliveries
@@ -96,7 +99,11 @@ final class PacedPublisher {
             let route = nextRoute
             nextRoute = (nextRoute + 1) % workload.routes
             sequences[route] += 1
-            let payload = BenchPayload.make(size: workload.payload, timestamp: BenchPayload.now(), sequence: sequences[route])
+            let payload = BenchPayload.make(
+                size: workload.payload,
+                timestamp: BenchPayload.now(),
+                sequence: stampsSequences ? sequences[route] : 0
+            )
             sent += 1
             inFlight += 1
             due -= 1

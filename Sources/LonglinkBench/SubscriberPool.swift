@@ -29,9 +29,9 @@ final class SubscriberPool {
     }
 
     /// The pool of `context`, created on first use.
-    static func of(_ context: LoopContext) -> SubscriberPool {
+    static func of(_ context: LoopContext, window: Int = 128) -> SubscriberPool {
         if let pool = context.attachment(SubscriberPool.self) { return pool }
-        let pool = SubscriberPool(context: context)
+        let pool = SubscriberPool(context: context, window: window)
         context.attach(pool)
         return pool
     }
