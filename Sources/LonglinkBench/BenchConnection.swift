@@ -7,10 +7,17 @@ import LonglinkProtobuf
 protocol BenchConnectionDelegate: AnyObject {
     /// The `connected` frame arrived.
     func connectionDidConnect(_ connection: BenchConnection)
-    /// A frame other than `connected`, `ping` and `pong` arrived.
+    /// A frame other than `connected`, `ping`, `pong` and `push` arrived.
     func connection(_ connection: BenchConnection, didReceive frame: ServerFrame)
+    /// A push arrived; `push` borrows the receive buffer and is valid only during the call.
+    func connection(_ connection: BenchConnection, didReceivePush push: PushView)
     /// The connection closed: `error` is nil when `close()` was called, else why it ended.
     func connectionDidClose(_ connection: BenchConnection, error: String?)
+}
+
+extension BenchConnectionDelegate {
+    /// Ignores pushes (connections that only connect or publish).
+    func connection(_ connection: BenchConnection, didReceivePush push: PushView) {}
 }
 
 /// A lean Longlink client connection for load generation: one fd, one inbound buffer, one outbound queue, frames
@@ -170,9 +177,19 @@ final class BenchConnection: SelectorHandler {
 
     private func decodeFrames() {
         while state != .closed {
+            // Pushes are read in place (see `PushView`); anything else is decoded by the codec.
             let frame: ServerFrame?
             do {
-                frame = try Self.codec.decodeNextServerFrame(from: &inbound, reader: Self.reader)
+                let decoded: ServerFrame?? = try Self.reader.nextFrame(in: &inbound) { (body) throws(FrameError) -> ServerFrame? in
+                    if let delegate, let push = PushView.scan(body) {
+                        delegate.connection(self, didReceivePush: push)
+                        return nil
+                    }
+                    return try Self.codec.decodeServerFrame(body: body)
+                }
+                guard let decoded else { return }
+                guard let complete = decoded else { continue }
+                frame = complete
             } catch {
                 return shutDown("bad frame: \(error)")
             }

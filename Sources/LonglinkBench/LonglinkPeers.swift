@@ -8,6 +8,7 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
     /// The route's index in the workload.
     private(set) var route: Int
     private var routeText: String
+    private var routeBytes: [UInt8]
     private let address: SocketAddress
     private unowned let context: LoopContext
     private let counters: BenchCounters
@@ -29,8 +30,8 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
     var onSubscribed: ((LonglinkSubscriber) -> Void)?
     /// Called when the subscription is confirmed again after a cut and reconnect (storm).
     var onResubscribed: ((LonglinkSubscriber) -> Void)?
-    /// Called when a push arrives, after it was counted (orders: switch to the next order).
-    var onPush: ((LonglinkSubscriber, OrderChangeRecord) -> Void)?
+    /// Called when a push arrives, after it was counted, with its payload sequence (orders: follow the next order).
+    var onPush: ((LonglinkSubscriber, UInt64) -> Void)?
     /// Called when the connection ends without `close()`.
     var onLost: ((LonglinkSubscriber) -> Void)?
 
@@ -45,6 +46,7 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         self.index = index
         self.route = route
         self.routeText = routeText
+        self.routeBytes = Array(routeText.utf8)
         self.address = address
         self.context = context
         self.counters = counters
@@ -90,6 +92,7 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         connection.send(.unsubscribe(UnsubscribeRequest(requestID: 2, route: self.routeText)))
         self.route = route
         self.routeText = routeText
+        self.routeBytes = Array(routeText.utf8)
         lastPosition = nil
         isSubscribed = false
         connection.send(.subscribe(SubscribeRequest(requestID: 1, route: routeText)))
@@ -128,12 +131,20 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         case .push(let push):
             guard push.route.text == routeText else { return }
             deliver(push.record, recovered: false)
-            onPush?(self, push.record)
+            onPush?(self, lastSequence)
         case .error(let error):
             counters.fail("error frame: \(error.code)")
         default:
             break
         }
+    }
+
+    func connection(_ connection: BenchConnection, didReceivePush push: PushView) {
+        guard push.route.elementsEqual(routeBytes) else { return }
+        lastPosition = StreamPosition(epoch: push.epoch, offset: push.offset)
+        guard let stamp = BenchPayload.read(push.payload) else { return }
+        deliver(stamp, recovered: false)
+        onPush?(self, stamp.sequence)
     }
 
     func connectionDidClose(_ connection: BenchConnection, error: String?) {
@@ -154,6 +165,10 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
     private func deliver(_ record: OrderChangeRecord, recovered: Bool) {
         lastPosition = record.position
         guard let stamp = record.fields.payload.withUnsafeBytes({ BenchPayload.read($0) }) else { return }
+        deliver(stamp, recovered: recovered)
+    }
+
+    private func deliver(_ stamp: (timestamp: UInt64, sequence: UInt64), recovered: Bool) {
         if stamp.sequence <= lastSequence {
             counters.duplicates.add(1)
             return

@@ -49,8 +49,9 @@ enum OrdersScenario {
             settled()
         }
         subscriber.onLost = { _ in settled() }
-        subscriber.onPush = { subscriber, record in
-            guard record.toState == BuiltInLines.paid else { return }
+        subscriber.onPush = { subscriber, sequence in
+            // Publish k on a slot is lifecycle step (k − 1) mod 8, so every 8th is `paid`.
+            guard sequence % UInt64(Lifecycles.states.count) == 0 else { return }
             generation += 1
             subscriber.move(to: slot, routeText: names.orderRoute(slot: slot, generation: generation))
         }
