@@ -70,7 +70,7 @@ final class Connection: SelectorHandler {
             case .wouldBlock:
                 updateInterest()
             case .processed:
-                peer.transportReady(nowMillis: owner.nowMillis)
+                peer.transportReady(nowMillis: owner.wallMillis)
                 updateInterest()
             }
         } catch {
