@@ -34,6 +34,11 @@ let package = Package(
             path: "CShims/CLonglinkSQLite",
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
+        .target(
+            name: "CLonglinkHiredis",
+            path: "CShims/CLonglinkHiredis",
+            linkerSettings: [.linkedLibrary("hiredis")]
+        ),
 
         // MARK: Swift modules.
         .target(name: "LonglinkCore", path: "Sources/LonglinkCore", swiftSettings: swiftSettings),
@@ -62,6 +67,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "LonglinkRedis",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "CLonglinkHiredis"],
+            path: "Sources/LonglinkRedis",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkBench",
+            dependencies: [
+                "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkRedis",
+            ],
+            path: "Sources/LonglinkBench",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LonglinkStores",
             dependencies: ["LonglinkCore"],
             path: "Sources/LonglinkStores",
@@ -83,7 +102,7 @@ let package = Package(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
-                "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect",
+                "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -196,6 +215,19 @@ let package = Package(
                 "LonglinkProtobuf", "LonglinkTestSupport",
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkRedisTests",
+            dependencies: ["LonglinkRedis", "LonglinkLoop", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkBenchTests",
+            dependencies: [
+                "LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkLoop", "LonglinkCore", "LonglinkGateway",
+                "LonglinkStores", "LonglinkTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -18,6 +18,7 @@ public enum LonglinkCLI {
             VersionCommand.command,
             ConfigCommand.command,
             InspectCommand.command,
+            BenchCommand.command,
         ]
     }
 
@@ -26,7 +27,7 @@ public enum LonglinkCLI {
     /// Every command ignores SIGPIPE (a peer closing mid-write must not kill the process).
     public static func prepareProcess(arguments: [String]) {
         SignalSource.ignoreBrokenPipe()
-        if arguments.first == "serve" {
+        if arguments.first == "serve" || arguments.first == "bench" {
             SignalSource.block(UnixSignal.lifecycle)
         }
     }

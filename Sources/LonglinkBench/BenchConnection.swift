@@ -1,0 +1,263 @@
+import Glibc
+import LonglinkCore
+import LonglinkLoop
+import LonglinkProtobuf
+
+/// What a `BenchConnection` tells its owner. Loop-confined; every call comes on the connection's loop.
+protocol BenchConnectionDelegate: AnyObject {
+    /// The `connected` frame arrived.
+    func connectionDidConnect(_ connection: BenchConnection)
+    /// A frame other than `connected`, `ping`, `pong` and `push` arrived.
+    func connection(_ connection: BenchConnection, didReceive frame: ServerFrame)
+    /// A push arrived; `push` borrows the receive buffer and is valid only during the call.
+    func connection(_ connection: BenchConnection, didReceivePush push: PushView)
+    /// The connection closed: `error` is nil when `close()` was called, else why it ended.
+    func connectionDidClose(_ connection: BenchConnection, error: String?)
+}
+
+extension BenchConnectionDelegate {
+    /// Ignores pushes (connections that only connect or publish).
+    func connection(_ connection: BenchConnection, didReceivePush push: PushView) {}
+}
+
+/// A lean Longlink client connection for load generation: one fd, one inbound buffer, one outbound queue, frames
+/// through `ProtobufFrameCodec`, on a shared event loop. Thousands of them share one thread, where a
+/// `LonglinkClient` would bring its own. It answers server pings and reports everything else to its delegate.
+final class BenchConnection: SelectorHandler {
+    private enum State { case connecting, handshaking, open, closed }
+
+    /// The owner's index for this connection (subscriber number, ...).
+    let index: Int
+    private unowned let context: LoopContext
+    private weak var delegate: (any BenchConnectionDelegate)?
+    private let fd: CInt
+    private var registration: RegistrationID?
+    private var state: State
+    private var inbound = ByteBuffer(capacity: 512)
+    private var outbound = OutboundQueue()
+    private var flushScheduled = false
+    /// When the connect started (monotonic ns), for connect latency.
+    let startedAt: UInt64
+    private static let codec = ProtobufFrameCodec()
+    private static let reader = FrameReader(maxFrameSize: 4 << 20)
+    private static let pong: [UInt8] = encode(.pong)
+
+    /// Starts connecting to `address`, then sends `connectFrame` (pre-encoded, shared by all connections).
+    init(
+        index: Int,
+        address: SocketAddress,
+        connectFrame: [UInt8],
+        context: LoopContext,
+        delegate: any BenchConnectionDelegate
+    ) throws(IOError) {
+        self.index = index
+        self.context = context
+        self.delegate = delegate
+        self.startedAt = MonotonicClock.nanoseconds()
+        let (fd, connected) = try Socket.connect(to: address)
+        self.fd = fd
+        do {
+            try Socket.enableNoDelay(fd)
+            state = connected ? .handshaking : .connecting
+            registration = try context.register(fd: fd, interest: connected ? .read : .write, handler: self)
+        } catch {
+            Socket.close(fd)
+            throw error
+        }
+        outbound.append(connectFrame)
+        if connected { scheduleFlush() }
+    }
+
+    deinit {
+        if state != .closed { Socket.close(fd) }
+    }
+
+    /// Whether the handshake finished and the connection is usable.
+    var isOpen: Bool { state == .open }
+    /// Whether the connection is closed.
+    var isClosed: Bool { state == .closed }
+
+    /// Encodes one client frame (outside the hot path; hot senders pre-encode).
+    static func encode(_ frame: ClientFrame) -> [UInt8] {
+        var buffer = ByteBuffer(capacity: 64)
+        do {
+            try codec.encode(frame, into: &buffer)
+        } catch {
+            preconditionFailure("benchmark frames encode: \(error)")
+        }
+        return buffer.readableArray
+    }
+
+    /// Queues a frame; written at the end of this loop iteration together with anything else queued.
+    func send(_ frame: ClientFrame) { send(bytes: Self.encode(frame)) }
+
+    /// Queues pre-encoded frame bytes (shared, not copied).
+    func send(bytes: [UInt8]) {
+        guard state != .closed else { return }
+        outbound.append(bytes)
+        if state == .open || state == .handshaking { scheduleFlush() }
+    }
+
+    /// Closes the socket (the server sees EOF); the delegate hears `connectionDidClose(error: nil)`.
+    func close() { shutDown(nil) }
+
+    /// Closes with a TCP reset (SO_LINGER 0), as a lost network would look to the server after its timeout.
+    func abort() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        shutDown(nil)
+    }
+
+    func handleEvent(_ event: SelectorEvent) {
+        if state == .connecting {
+            do {
+                guard try Socket.finishConnect(fd) else { return }
+            } catch {
+                return shutDown("connect: \(Self.reason(error))")
+            }
+            state = .handshaking
+            flush()
+            return
+        }
+        if event.contains(.read) || !event.isDisjoint(with: [.readEOF, .reset, .error]) { readAvailable() }
+        if state != .closed && event.contains(.write) { flush() }
+    }
+
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        context.enqueue { [weak self] in self?.flush() }
+    }
+
+    private func flush() {
+        flushScheduled = false
+        guard state == .open || state == .handshaking else { return }
+        while !outbound.isEmpty {
+            do {
+                guard case .processed = try outbound.write(to: fd) else { break }
+            } catch {
+                return shutDown("write: \(Self.reason(error))")
+            }
+        }
+        setInterest(outbound.isEmpty ? .read : [.read, .write])
+    }
+
+    private func setInterest(_ interest: SelectorEvent) {
+        guard let registration else { return }
+        do {
+            try context.reregister(registration, interest: interest)
+        } catch {
+            shutDown("epoll: \(error)")
+        }
+    }
+
+    private func readAvailable() {
+        for _ in 0..<8 {
+            let result: IOResult<Int>
+            do {
+                let wanted = inbound.writableBytes >= 1024 ? 1024 : 16 * 1024
+                var outcome: IOResult<Int> = .wouldBlock
+                try inbound.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw throws(IOError) in
+                    outcome = try Socket.read(fd, into: raw)
+                    if case .processed(let count) = outcome { return count }
+                    return 0
+                }
+                result = outcome
+            } catch {
+                return shutDown("read: \(Self.reason(error))")
+            }
+            guard case .processed(let count) = result else { break }
+            guard count > 0 else { return shutDown("closed by server") }
+            decodeFrames()
+            guard state != .closed else { return }
+        }
+        if inbound.readableBytes == 0 { inbound.clear() } else { inbound.discardReadBytes() }
+        if inbound.capacity > 64 * 1024 && inbound.readableBytes == 0 { inbound.shrink(to: 512) }
+    }
+
+    /// Splits the inbound bytes into frames in one pass (one buffer access per read, not per frame: the generic
+    /// framing helpers cost a runtime metadata lookup per call across modules). Pushes are read in place (see
+    /// `PushView`); other frames are decoded by the codec; all are handled in arrival order (a `subscribed` with
+    /// missed records must come before the pushes that follow it). Handlers never touch `inbound`.
+    private func decodeFrames() {
+        var failure: FrameError?
+        let consumed = inbound.withReadableBytes { bytes -> Int in
+            var offset = 0
+            while state != .closed {
+                guard let (length, prefix) = Self.prefix(bytes, at: offset) else { break }
+                if length == 0 || length > Self.reader.maxFrameSize {
+                    failure = length == 0 ? .empty : .oversized(length: UInt64(length), limit: Self.reader.maxFrameSize)
+                    break
+                }
+                guard bytes.count - offset - prefix >= length else { break }
+                let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + prefix)..<(offset + prefix + length)])
+                offset += prefix + length
+                if let delegate, let push = PushView.scan(body) {
+                    delegate.connection(self, didReceivePush: push)
+                    continue
+                }
+                do throws(FrameError) {
+                    handle(try Self.codec.decodeServerFrame(body: body))
+                } catch {
+                    failure = error
+                    break
+                }
+            }
+            return offset
+        }
+        inbound.moveReaderIndex(forwardBy: consumed)
+        if let failure { shutDown("bad frame: \(failure)") }
+    }
+
+    /// The length prefix at `offset`: body length and prefix size, nil while incomplete (or longer than 10 bytes,
+    /// reported as an oversized length).
+    private static func prefix(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> (Int, Int)? {
+        var value = 0
+        var shift = 0
+        var index = offset
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            guard shift < 63 else { return (Int.max, index - offset) }
+            value |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return (value, index - offset) }
+            shift += 7
+        }
+        return nil
+    }
+
+    private func handle(_ frame: ServerFrame) {
+        switch frame {
+        case .ping:
+            send(bytes: Self.pong)
+        case .pong:
+            break
+        case .connected:
+            state = .open
+            scheduleFlush()
+            delegate?.connectionDidConnect(self)
+        case .disconnect(let disconnect):
+            shutDown("disconnected: \(disconnect.code)")
+        default:
+            delegate?.connection(self, didReceive: frame)
+        }
+    }
+
+    private func shutDown(_ error: String?) {
+        guard state != .closed else { return }
+        state = .closed
+        if let registration { context.deregister(registration) }
+        registration = nil
+        Socket.close(fd)
+        outbound.removeAll()
+        delegate?.connectionDidClose(self, error: error)
+    }
+
+    /// A short, countable reason: the errno name without addresses.
+    static func reason(_ error: IOError) -> String {
+        "\(error.function): \(error.reason)"
+    }
+}
+
+@available(*, unavailable)
+extension BenchConnection: Sendable {}

@@ -1,0 +1,150 @@
+import Dispatch
+import LonglinkCore
+import LonglinkLoop
+import Synchronization
+
+/// The load generator's event loops: one `EventLoopGroup` whose threads drive every benchmark connection (Redis's
+/// `redis-benchmark` runs on `ae` the same way). Each loop carries a `LoopRecorder` for its measurements; the
+/// coordinating thread reads and merges them with `collect`.
+final class BenchLoops: Sendable {
+    let group: EventLoopGroup
+
+    init(threads: Int) throws {
+        group = try EventLoopGroup(numberOfThreads: max(1, threads)) { context in
+            context.attach(LoopRecorder())
+        }
+    }
+
+    var loops: [EventLoop] { group.loops }
+
+    /// Loop `index % count`.
+    func loop(_ index: Int) -> EventLoop { group.loops[index % group.loops.count] }
+
+    /// Runs `body` on every loop and returns the results (in loop order), waiting at most `timeout`.
+    func collect<T: Sendable>(timeout: Duration = .seconds(10), _ body: @escaping @Sendable (LoopContext) -> T) -> [T] {
+        let results = Mutex<[Int: T]>([:])
+        let done = DispatchSemaphore(value: 0)
+        for loop in group.loops {
+            let id = loop.id
+            let posted = loop.execute { context in
+                let value = body(context)
+                results.withLock { $0[id] = value }
+                done.signal()
+            }
+            if !posted { done.signal() }
+        }
+        let deadline = DispatchTime.now() + .milliseconds(Int(timeout.components.seconds * 1000))
+        for _ in group.loops { _ = done.wait(timeout: deadline) }
+        return results.withLock { table in group.loops.compactMap { table[$0.id] } }
+    }
+
+    /// Merged histograms of every loop's recorder.
+    func histograms(resetInterval: Bool = false) -> (total: LatencyHistogram, interval: LatencyHistogram, connect: LatencyHistogram) {
+        let parts = collect { context -> (LatencyHistogram, LatencyHistogram, LatencyHistogram) in
+            guard let recorder = context.attachment(LoopRecorder.self) else { return (.init(), .init(), .init()) }
+            let snapshot = (recorder.latency, recorder.interval, recorder.connect)
+            if resetInterval { recorder.interval.reset() }
+            return snapshot
+        }
+        var total = LatencyHistogram()
+        var interval = LatencyHistogram()
+        var connect = LatencyHistogram()
+        for part in parts {
+            total.merge(part.0)
+            interval.merge(part.1)
+            connect.merge(part.2)
+        }
+        return (total, interval, connect)
+    }
+
+    /// Clears every recorder (between the phases of a run).
+    func resetRecorders() {
+        _ = collect { context in context.attachment(LoopRecorder.self)?.resetAll() }
+    }
+
+    func shutdown() { group.shutdownGracefully() }
+}
+
+/// One loop's measurements. Loop-confined (an attachment of its `LoopContext`).
+final class LoopRecorder {
+    /// Publish→deliver latency of the whole run.
+    var latency = LatencyHistogram()
+    /// Publish→deliver latency since the last progress tick.
+    var interval = LatencyHistogram()
+    /// Connect (TCP + handshake) latency.
+    var connect = LatencyHistogram()
+    /// When the last delivery arrived (monotonic ns; 0 = none yet).
+    var lastDeliveryAt: UInt64 = 0
+
+    /// Records one delivery sent at `sentAt` (monotonic nanoseconds).
+    func recordDelivery(sentAt: UInt64, now: UInt64) {
+        let value = now &- sentAt
+        let latency = value > (1 << 62) ? 0 : value  // a clock step backwards would wrap
+        self.latency.record(latency)
+        interval.record(latency)
+        lastDeliveryAt = now
+    }
+
+    func resetAll() {
+        latency.reset()
+        interval.reset()
+        connect.reset()
+        lastDeliveryAt = 0
+    }
+}
+
+@available(*, unavailable)
+extension LoopRecorder: Sendable {}
+
+/// Counters shared by the loops (relaxed atomic adds) and the coordinating thread (reads).
+final class BenchCounters: Sendable {
+    /// Connections established (handshake done).
+    let connected = Atomic<Int>(0)
+    /// Subscriptions confirmed.
+    let subscribed = Atomic<Int>(0)
+    /// Connections that failed or closed without being asked to.
+    let failed = Atomic<Int>(0)
+    /// Deliveries received (pushes or pub/sub messages, duplicates excluded).
+    let deliveries = Atomic<Int>(0)
+    /// Deliveries received again (same or older sequence).
+    let duplicates = Atomic<Int>(0)
+    /// Sequence gaps seen by subscribers (records skipped).
+    let gaps = Atomic<Int>(0)
+    /// Publishes sent.
+    let published = Atomic<Int>(0)
+    /// Publishes acknowledged (stored, or accepted by Redis).
+    let acknowledged = Atomic<Int>(0)
+    /// Publishes refused.
+    let refused = Atomic<Int>(0)
+    /// Deliveries the acknowledged publishes should cause.
+    let expected = Atomic<Int>(0)
+    /// Records recovered by resuming subscriptions (storm).
+    let recovered = Atomic<Int>(0)
+    /// Connections closed on purpose (churn).
+    let closedOnPurpose = Atomic<Int>(0)
+    /// Records a subscriber did not receive as pushes because a subscribe snapshot already covered them.
+    let coveredBySnapshot = Atomic<Int>(0)
+    /// Resumed subscriptions the server could not recover (answered with `recovered = false`).
+    let notRecovered = Atomic<Int>(0)
+    /// Subscriptions confirmed again after a cut (storm).
+    let resubscribed = Atomic<Int>(0)
+    private let reasons = Mutex<[String: Int]>([:])
+
+    init() {}
+
+    /// Counts a failure by reason (bounded: the reason texts are few).
+    func fail(_ reason: String) {
+        failed.add(1)
+        reasons.withLock { $0[reason, default: 0] += 1 }
+    }
+
+    /// Failures by reason.
+    var failureReasons: [String: Int] { reasons.withLock { $0 } }
+}
+
+extension Atomic where Value == Int {
+    /// Relaxed add, for counters.
+    func add(_ delta: Int) { wrappingAdd(delta, ordering: .relaxed) }
+    /// Relaxed read.
+    var value: Int { load(ordering: .relaxed) }
+}

@@ -1,0 +1,147 @@
+import LonglinkRedis
+
+/// Everything one `longlink bench` invocation asks for, parsed from its flags by `BenchCommand`.
+public struct BenchParameters: Sendable, Hashable {
+    /// The scenarios `longlink bench` runs.
+    public enum Scenario: String, Sendable, Hashable, CaseIterable, Codable {
+        case connect, fanout, orders, churn, storm, idle, store, codec
+    }
+
+    /// The scenario.
+    public var scenario: Scenario
+    /// The gateway to use (`HOST:PORT`); nil = start one (a `longlink serve` child) for the run.
+    public var server: String?
+    /// Subscribers (S).
+    public var subscribers: Int
+    /// Routes (T).
+    public var routes: Int
+    /// Changes to publish (M).
+    public var messages: Int
+    /// Publishes per second (R); 0 = as fast as acknowledged.
+    public var rate: Double
+    /// Payload bytes (P).
+    public var payload: Int
+    /// Connections (N) for connect, idle and churn.
+    public var connections: Int
+    /// Upper bound of the measured phase, in seconds.
+    public var duration: Double
+    /// Upper bound of any wait (connecting, subscribing, draining), in seconds.
+    public var timeout: Double
+    /// Load-generating processes (K); 1 = this process only.
+    public var workers: Int
+    /// This process's index when it is a worker (set by the parent).
+    public var workerIndex: Int?
+    /// Event-loop threads driving connections in each process.
+    public var threads: Int
+    /// Publishes in flight at most.
+    public var window: Int
+    /// Connections opened or closed per second (churn), or reconnect spread (storm).
+    public var churnRate: Double
+    /// Rounds of Longlink-then-Redis when comparing.
+    public var rounds: Int
+    /// TLS connections (needs a TLS-capable gateway).
+    public var tls: Bool
+    /// Print the report as JSON on stdout.
+    public var json: Bool
+    /// Write the time series as CSV here.
+    public var csv: String?
+    /// Write an SVG chart here.
+    public var svg: String?
+    /// Compare against Redis: `redis://HOST:PORT`, or `redis` to start a redis-server for the run.
+    public var against: String?
+    /// storm: restart the server instead of cutting the clients.
+    public var restart: Bool
+
+    /// Creates parameters with the documented defaults.
+    public init(
+        scenario: Scenario,
+        server: String? = nil,
+        subscribers: Int = 1_000,
+        routes: Int = 100,
+        messages: Int = 10_000,
+        rate: Double = 0,
+        payload: Int = 64,
+        connections: Int = 1_000,
+        duration: Double = 10,
+        timeout: Double = 30,
+        workers: Int = 1,
+        workerIndex: Int? = nil,
+        threads: Int = 1,
+        window: Int = 64,
+        churnRate: Double = 200,
+        rounds: Int = 1,
+        tls: Bool = false,
+        json: Bool = false,
+        csv: String? = nil,
+        svg: String? = nil,
+        against: String? = nil,
+        restart: Bool = false
+    ) {
+        self.scenario = scenario
+        self.server = server
+        self.subscribers = subscribers
+        self.routes = routes
+        self.messages = messages
+        self.rate = rate
+        self.payload = payload
+        self.connections = connections
+        self.duration = duration
+        self.timeout = timeout
+        self.workers = workers
+        self.workerIndex = workerIndex
+        self.threads = threads
+        self.window = window
+        self.churnRate = churnRate
+        self.rounds = rounds
+        self.tls = tls
+        self.json = json
+        self.csv = csv
+        self.svg = svg
+        self.against = against
+        self.restart = restart
+    }
+
+    /// The fan-out workload these parameters describe.
+    public var workload: FanoutWorkload {
+        FanoutWorkload(
+            subscribers: subscribers,
+            routes: routes,
+            messages: messages,
+            rate: rate,
+            payload: payload,
+            window: window
+        )
+    }
+
+    /// `duration` as a `Duration`.
+    var durationLimit: Duration { .milliseconds(Int64(duration * 1000)) }
+    /// `timeout` as a `Duration`.
+    var timeoutLimit: Duration { .milliseconds(Int64(timeout * 1000)) }
+
+    /// Checks bounds and combinations; throws a message for the user.
+    public func validate() throws(BenchError) {
+        guard subscribers >= 0, subscribers <= 1_000_000 else { throw BenchError("--subscribers must be 0…1,000,000") }
+        guard routes >= 1 else { throw BenchError("--routes must be at least 1") }
+        guard messages >= 0 else { throw BenchError("--messages must be 0 or more") }
+        guard rate >= 0 else { throw BenchError("--rate must be 0 (as fast as acknowledged) or more") }
+        guard payload >= BenchPayload.minimumSize, payload <= 16 * 1024 else {
+            throw BenchError("--payload must be \(BenchPayload.minimumSize)…16384 bytes (it carries a timestamp and a sequence)")
+        }
+        guard connections >= 0 else { throw BenchError("--connections must be 0 or more") }
+        guard duration > 0, timeout > 0 else { throw BenchError("--duration and --timeout must be positive") }
+        guard workers >= 1, workers <= 64 else { throw BenchError("--workers must be 1…64") }
+        if workers > 1 {
+            throw BenchError(
+                "--workers > 1 is not implemented yet: one load process holds up to its open-file limit "
+                    + "(\(ProcessStats.openFileLimit)), which is also what one gateway process can serve"
+            )
+        }
+        guard threads >= 1, threads <= 64 else { throw BenchError("--threads must be 1…64") }
+        guard window >= 1 else { throw BenchError("--window must be at least 1") }
+        guard rounds >= 1, rounds <= 20 else { throw BenchError("--rounds must be 1…20") }
+        if tls { throw BenchError("--tls: this build has no TLS transport yet; run without --tls") }
+        if let against, against != "redis", RedisAddress(url: against) == nil {
+            throw BenchError("--against expects redis://HOST:PORT, or 'redis' to start a redis-server for the run")
+        }
+    }
+}

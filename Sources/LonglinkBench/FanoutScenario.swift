@@ -1,0 +1,32 @@
+/// `longlink bench fanout`: S subscribers over T routes, M changes at rate R with P-byte payloads; with
+/// `--against`, the same workload through Redis pub/sub, alternating Longlink and Redis `--rounds` times.
+enum FanoutScenario {
+    static func run(_ context: ScenarioContext, into report: inout BenchReport) throws {
+        let parameters = context.parameters
+        let workload = parameters.workload
+        let runner = FanoutRunner(
+            loops: context.loops,
+            control: context.control,
+            duration: parameters.durationLimit,
+            timeout: parameters.timeoutLimit
+        )
+        let label = "fanout S=\(workload.subscribers) T=\(workload.routes) M=\(workload.messages) R=\(format(workload.rate)) P=\(workload.payload)"
+        for _ in 0..<parameters.rounds {
+            guard !context.control.isInterrupted else { break }
+            let gateway = context.servers.gateway
+            report.runs.append(runner.run(.longlink(gateway.address), workload: workload, label: label, serverPID: gateway.pid))
+            if let redis = context.servers.redis, !context.control.isInterrupted {
+                report.runs.append(runner.run(.redis(redis.address), workload: workload, label: label, serverPID: redis.pid))
+            }
+        }
+        report.comparison = compare(report.runs, figure: "deliveries_per_second")
+    }
+
+    /// Best Longlink round against best Redis round.
+    static func compare(_ runs: [BenchRun], figure: String) -> Comparison? {
+        let longlink = runs.filter { $0.system == "longlink" }.compactMap { $0.figure(figure) }.max()
+        let redis = runs.filter { $0.system == "redis" }.compactMap { $0.figure(figure) }.max()
+        guard let longlink, let redis, redis > 0 else { return nil }
+        return Comparison(figure: figure, longlink: longlink, redis: redis, ratio: longlink / redis)
+    }
+}

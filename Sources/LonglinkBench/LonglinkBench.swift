@@ -1,0 +1,111 @@
+import Foundation
+import LonglinkLoop
+import LonglinkRedis
+
+/// `longlink bench`: load scenarios against a Longlink gateway (and Redis pub/sub for comparison), and the
+/// in-process store and codec figures. `BenchCommand` parses flags into `BenchParameters` and calls `run`.
+public enum LonglinkBench {
+    /// Runs the scenario `parameters` name and returns its report. Blocks the calling thread (run it off the
+    /// concurrency pool); `control` carries Ctrl-C and progress. `executable` is the `longlink` binary used to
+    /// start a gateway when `parameters.server` is nil (default: this process's own executable).
+    public static func run(
+        _ parameters: BenchParameters,
+        command: String,
+        control: BenchControl = BenchControl(),
+        executable: String? = nil
+    ) throws -> BenchReport {
+        try parameters.validate()
+        var report = BenchReport(scenario: parameters.scenario.rawValue, command: command)
+        switch parameters.scenario {
+        case .store:
+            report.runs = StoreScenario.run(parameters, control: control)
+        case .codec:
+            report.runs = CodecScenario.run(parameters)
+        case .fanout, .connect, .idle, .churn, .storm, .orders:
+            try withServers(parameters, executable: executable) { servers in
+                let loops = try BenchLoops(threads: parameters.threads)
+                defer { loops.shutdown() }
+                let context = ScenarioContext(parameters: parameters, loops: loops, control: control, servers: servers)
+                try runNetworkScenario(context, into: &report)
+            }
+        }
+        report.targets = Targets.check(report, parameters: parameters)
+        report.interrupted = control.isInterrupted
+        return report
+    }
+
+    private static func runNetworkScenario(_ context: ScenarioContext, into report: inout BenchReport) throws {
+        switch context.parameters.scenario {
+        case .fanout: try FanoutScenario.run(context, into: &report)
+        case .connect: try ConnectionScenarios.connect(context, into: &report)
+        case .idle: try ConnectionScenarios.idle(context, into: &report)
+        case .storm: try StormScenario.run(context, into: &report)
+        case .churn: try ChurnScenario.run(context, into: &report)
+        case .orders: try OrdersScenario.run(context, into: &report)
+        case .store, .codec: break
+        }
+    }
+
+    /// Starts (or names) the gateway and, when comparing, Redis; stops what it started, also when `body` throws.
+    static func withServers(
+        _ parameters: BenchParameters,
+        executable: String?,
+        _ body: (BenchServerSet) throws -> Void
+    ) throws {
+        var started: [BenchServer] = []
+        defer { for server in started { server.stop() } }
+        let gateway: BenchServer
+        if let text = parameters.server {
+            gateway = BenchServer(address: try parseHostPort(text))
+        } else {
+            guard let executable = executable ?? BenchServers.selfExecutable else {
+                throw BenchError("cannot find the longlink executable to start a gateway; pass --server HOST:PORT")
+            }
+            let extra = parameters.scenario == .storm && parameters.restart ? ["--store", "sqlite:\(BenchServers.temporaryPath("longlink-bench", "sqlite"))"] : []
+            gateway = try BenchServers.startGateway(executable: executable, extraFlags: extra)
+            started.append(gateway)
+        }
+        var redis: BenchServer?
+        if let against = parameters.against {
+            if against == "redis" {
+                let server = try BenchServers.startRedis()
+                started.append(server)
+                redis = server
+            } else if let address = RedisAddress(url: against) {
+                let socketAddress = try SocketAddress.resolve(host: address.host, port: address.port).first!
+                redis = BenchServer(address: socketAddress, pid: RedisProbe.processID(socketAddress))
+            }
+        }
+        try body(BenchServerSet(gateway: gateway, redis: redis, executable: executable ?? BenchServers.selfExecutable))
+    }
+
+    static func parseHostPort(_ text: String) throws -> SocketAddress {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
+            throw BenchError("--server expects HOST:PORT, got '\(text)'")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard let address = try SocketAddress.resolve(host: host, port: port).first else {
+            throw BenchError("cannot resolve \(host)")
+        }
+        return address
+    }
+}
+
+/// The servers of one invocation.
+struct BenchServerSet: Sendable {
+    /// The gateway under test.
+    var gateway: BenchServer
+    /// Redis, when comparing.
+    var redis: BenchServer?
+    /// The `longlink` executable (for restarts and workers).
+    var executable: String?
+}
+
+/// What a network scenario gets.
+struct ScenarioContext: Sendable {
+    let parameters: BenchParameters
+    let loops: BenchLoops
+    let control: BenchControl
+    var servers: BenchServerSet
+}

@@ -1,0 +1,46 @@
+/// The performance targets of the gateway and store issues, checked against a report's figures.
+enum Targets {
+    static func check(_ report: BenchReport, parameters: BenchParameters) -> [TargetCheck] {
+        var checks: [TargetCheck] = []
+        switch parameters.scenario {
+        case .store:
+            if let memory = report.runs.first(where: { $0.system == "memory" })?.figure("changes_per_second") {
+                checks.append(TargetCheck(target: "memory store ≥ 1,000,000 changes/s", measured: memory, met: memory >= 1_000_000))
+            }
+            if let sqlite = report.runs.first(where: { $0.system == "sqlite-writer" })?.figure("acknowledged_per_second") {
+                checks.append(
+                    TargetCheck(target: "SQLite group commit ≥ 50,000 acknowledged changes/s", measured: sqlite, met: sqlite >= 50_000)
+                )
+            }
+        case .fanout:
+            if let comparison = report.comparison {
+                checks.append(
+                    TargetCheck(
+                        target: "deliveries/s ≥ 1.5 × Redis pub/sub (same workload, same run)",
+                        measured: comparison.ratio,
+                        met: comparison.ratio >= 1.5
+                    )
+                )
+            }
+            if parameters.subscribers >= 10_000 && parameters.rate >= 5_000 && parameters.rate <= 5_500,
+                let latency = report.runs.first(where: { $0.system == "longlink" })?.latency
+            {
+                let p99 = Double(latency.p99) / 1e6
+                checks.append(TargetCheck(target: "p99 publish→deliver < 1 ms at 10,000 subscribers, 5,000 changes/s", measured: p99, met: p99 < 1))
+            }
+        case .idle:
+            if let perConnection = report.runs.first(where: { $0.system == "longlink" })?.figure("server_bytes_per_connection") {
+                checks.append(
+                    TargetCheck(
+                        target: "idle subscribed connection ≤ 768 B of server RSS (measured at 19,000)",
+                        measured: perConnection,
+                        met: perConnection <= 768
+                    )
+                )
+            }
+        default:
+            break
+        }
+        return checks
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import LonglinkBench
+import LonglinkLoop
+
+/// `longlink bench SCENARIO`: load scenarios against a gateway (started for the run unless `--server` names
+/// one), with a same-run Redis pub/sub baseline (`--against`), and the in-process store and codec figures. Flags
+/// are parsed here; everything else lives in the LonglinkBench module.
+public enum BenchCommand {
+    /// The command.
+    public static let command = Command(
+        name: "bench",
+        summary: "load-test a gateway (and Redis pub/sub for comparison); store and codec figures",
+        usage: "SCENARIO [options]   (scenarios: \(BenchParameters.Scenario.allCases.map(\.rawValue).joined(separator: ", ")))",
+        details: """
+            connect  open --connections N as fast as possible; connections/s, connect latency, failures by reason
+            fanout   --subscribers S over --routes T, --messages M at --rate R (0 = as fast as acknowledged),
+                     --payload P bytes; deliveries/s, publish→deliver latency percentiles, lost and duplicates
+            orders   ride-hailing lifecycles on T orders with a rider and a driver subscribed to each
+            churn    the fan-out while --churn-rate connections/s open and close; latency with and without
+            storm    S subscribers cut at once reconnect and resume; time to recover, lost (must be 0), duplicates
+            idle     --connections N idle subscribed connections; server RSS per connection and idle CPU
+            store    changes/s of the memory and SQLite stores (--messages changes)
+            codec    frames/s of the protobuf codec and bytes per push against JSON (--messages iterations)
+            Without --server a `longlink serve --store memory` child is started on a free port and stopped
+            afterwards. --against redis://HOST:PORT runs the same fan-out through Redis pub/sub in the same
+            invocation (alternating, --rounds times) and prints the ratio; --against redis starts a
+            redis-server for the run. Every run is bounded by --duration and --timeout; Ctrl-C prints what was
+            measured so far.
+            """,
+        options: specs,
+        run: run
+    )
+
+    /// The options of `longlink bench`.
+    static let specs: [OptionSpec] = [
+        OptionSpec("server", valueName: "HOST:PORT", help: "gateway to test (default: start one)"),
+        OptionSpec("subscribers", default: "1000", valueName: "S", help: "subscribers", configurable: false),
+        OptionSpec("routes", default: "100", valueName: "T", help: "routes (subscriber i on route i mod T)", configurable: false),
+        OptionSpec("messages", valueName: "M", help: "changes to publish (store: changes; codec: iterations)", configurable: false),
+        OptionSpec("rate", default: "0", valueName: "R", help: "publishes per second; 0 = as fast as acknowledged", configurable: false),
+        OptionSpec("payload", default: "64", valueName: "BYTES", help: "payload bytes per change (≥ 16)", configurable: false),
+        OptionSpec("connections", default: "1000", valueName: "N", help: "connections (connect, idle, churn)", configurable: false),
+        OptionSpec("duration", default: "10s", valueName: "DURATION", help: "longest measured phase", configurable: false),
+        OptionSpec("timeout", default: "30s", valueName: "DURATION", help: "longest wait for connects and drains", configurable: false),
+        OptionSpec("workers", default: "1", valueName: "K", help: "load-generating processes", configurable: false),
+        OptionSpec("worker-index", valueName: "I", help: "internal: this process is worker I", configurable: false),
+        OptionSpec("threads", default: "1", valueName: "N", help: "event-loop threads per load process", configurable: false),
+        OptionSpec("window", default: "64", valueName: "N", help: "publishes in flight at most", configurable: false),
+        OptionSpec("churn-rate", default: "200", valueName: "N", help: "churn: connections opened and closed per second", configurable: false),
+        OptionSpec("rounds", default: "1", valueName: "N", help: "Longlink/Redis alternations with --against", configurable: false),
+        OptionSpec("restart", kind: .flag, help: "storm: restart the server instead of cutting clients", configurable: false),
+        OptionSpec("tls", kind: .flag, help: "connect with TLS", configurable: false),
+        OptionSpec("json", kind: .flag, help: "print the report as JSON", configurable: false),
+        OptionSpec("csv", valueName: "FILE", help: "write the per-second series as CSV", configurable: false),
+        OptionSpec("svg", valueName: "FILE", help: "write latency and throughput charts as SVG", configurable: false),
+        OptionSpec("against", valueName: "URL", help: "compare with Redis pub/sub: redis://HOST:PORT, or 'redis' to start one", configurable: false),
+        OptionSpec("from-json", valueName: "FILE", help: "render a saved --json report (table, --svg, --csv) instead of running", configurable: false),
+    ]
+
+    /// Runs the scenario the options name and prints its report.
+    @Sendable
+    static func run(_ options: ResolvedOptions, _ context: CommandContext) async throws -> Int32 {
+        if let path = options.string("from-json") { return try render(path, options, context) }
+        let parameters = try parameters(options)
+        let io = context.io
+        var progress: (@Sendable (String) -> Void)?
+        if io.stdoutIsTerminal {
+            progress = { line in io.err("  " + line) }
+        }
+        let control = BenchControl(progress: progress)
+        let commandLine = (["longlink", "bench"] + CommandLine.arguments.dropFirst(2)).joined(separator: " ")
+        let report = try await runWatchingInterrupts(control: control) {
+            try LonglinkBench.run(parameters, command: commandLine, control: control)
+        }
+        if let path = parameters.csv { try write(BenchRendering.csv(report), to: path) }
+        if let path = parameters.svg { try write(BenchSVG.chart(report), to: path) }
+        io.out(parameters.json ? report.jsonText() : BenchRendering.table(report))
+        return 0
+    }
+
+    /// Turns resolved options into `BenchParameters`, with scenario-dependent defaults for `--messages`.
+    static func parameters(_ options: ResolvedOptions) throws(CommandLineError) -> BenchParameters {
+        guard let name = options.positionals.first else {
+            throw CommandLineError("which scenario? \(BenchParameters.Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let scenario = BenchParameters.Scenario(rawValue: name) else {
+            throw CommandLineError("unknown scenario '\(name)'; one of \(BenchParameters.Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard options.positionals.count == 1 else { throw CommandLineError("one scenario at a time") }
+        let defaultMessages = switch scenario {
+        case .store: 400_000
+        case .codec: 1_000_000
+        default: 10_000
+        }
+        func seconds(_ option: String, _ fallback: Double) throws(CommandLineError) -> Double {
+            guard let duration = try options.duration(option) else { return fallback }
+            return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        let parameters = BenchParameters(
+            scenario: scenario,
+            server: options.string("server"),
+            subscribers: try options.int("subscribers") ?? 1_000,
+            routes: try options.int("routes") ?? 100,
+            messages: try options.int("messages") ?? defaultMessages,
+            rate: try options.double("rate") ?? 0,
+            payload: try options.bytes("payload") ?? 64,
+            connections: try options.int("connections") ?? 1_000,
+            duration: try seconds("duration", 10),
+            timeout: try seconds("timeout", 30),
+            workers: try options.int("workers") ?? 1,
+            workerIndex: try options.int("worker-index"),
+            threads: try options.int("threads") ?? 1,
+            window: try options.int("window") ?? 64,
+            churnRate: try options.double("churn-rate") ?? 200,
+            rounds: try options.int("rounds") ?? 1,
+            tls: options.flag("tls"),
+            json: options.flag("json"),
+            csv: options.string("csv"),
+            svg: options.string("svg"),
+            against: options.string("against"),
+            restart: options.flag("restart")
+        )
+        do {
+            try parameters.validate()
+        } catch {
+            throw CommandLineError(error.message)
+        }
+        return parameters
+    }
+
+    /// Runs `body` on its own thread (it blocks) while a signalfd turns Ctrl-C into `control.interrupt()`;
+    /// a second Ctrl-C exits at once.
+    static func runWatchingInterrupts(
+        control: BenchControl,
+        _ body: @escaping @Sendable () throws -> BenchReport
+    ) async throws -> BenchReport {
+        let watcher = try EventLoop(id: 2_000)
+        let watcherThread = Thread {
+            try? watcher.run { loop in
+                var interrupts = 0
+                _ = try? SignalSource(signals: [.interrupt, .terminate], on: loop) { _ in
+                    interrupts += 1
+                    if interrupts > 1 { exit(130) }
+                    control.interrupt()
+                }
+            }
+        }
+        watcherThread.start()
+        defer { watcher.stop() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let worker = Thread {
+                continuation.resume(with: Result { try body() })
+            }
+            worker.stackSize = 8 << 20
+            worker.start()
+        }
+    }
+
+    /// Re-renders a saved `--json` report (table, `--svg`, `--csv`) without running anything.
+    static func render(_ path: String, _ options: ResolvedOptions, _ context: CommandContext) throws -> Int32 {
+        let report: BenchReport
+        do {
+            report = try JSONDecoder().decode(BenchReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw CommandFailure("cannot read a bench report from \(path): \(error)")
+        }
+        if let file = options.string("csv") { try write(BenchRendering.csv(report), to: file) }
+        if let file = options.string("svg") { try write(BenchSVG.chart(report), to: file) }
+        context.io.out(options.flag("json") ? report.jsonText() : BenchRendering.table(report))
+        return 0
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        do {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            throw CommandFailure("cannot write \(path): \(error)")
+        }
+    }
+}

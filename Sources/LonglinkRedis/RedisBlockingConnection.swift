@@ -1,0 +1,72 @@
+internal import CLonglinkHiredis
+
+/// A blocking connection for one-off commands (set-up, inspection, tests): hiredis's `redisContext` with
+/// `redisCommandArgv`. Each call blocks the calling thread until the reply (or the timeout); use `RedisConnection`
+/// on an event loop for anything on a hot path. Not thread-safe: one thread at a time.
+public final class RedisBlockingConnection {
+    private let context: UnsafeMutablePointer<redisContext>
+    /// Where it is connected.
+    public let address: RedisAddress
+
+    /// Connects (and selects `address.database` when it is not 0); `timeout` bounds the connect and every command.
+    public init(_ address: RedisAddress, timeout: Duration = .seconds(5)) throws(RedisError) {
+        let millis = max(1, Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000))
+        guard let context = CLonglinkHiredis_connect(address.host, Int32(address.port), millis) else {
+            throw .connect("out of memory")
+        }
+        if context.pointee.err != 0 {
+            let why = String(cString: CLonglinkHiredis_contextError(context))
+            redisFree(context)
+            throw .connect("\(address): \(why)")
+        }
+        _ = CLonglinkHiredis_setTimeout(context, millis)
+        self.context = context
+        self.address = address
+        if address.database != 0 {
+            _ = try command(["SELECT", String(address.database)])
+        }
+    }
+
+    deinit { redisFree(context) }
+
+    /// Runs one command given as text arguments, e.g. `["CONFIG", "GET", "maxclients"]`.
+    @discardableResult
+    public func command(_ arguments: [String]) throws(RedisError) -> RedisReply {
+        try command(bytes: arguments.map { Array($0.utf8) })
+    }
+
+    /// Runs one command with binary-safe arguments. An error reply is thrown as `RedisError.server`.
+    @discardableResult
+    public func command(bytes arguments: [[UInt8]]) throws(RedisError) -> RedisReply {
+        precondition(!arguments.isEmpty, "a Redis command needs at least its name")
+        // redisCommandArgv wants `const char **` and lengths; copy each argument into one C buffer for the call.
+        let total = arguments.reduce(0) { $0 + $1.count }
+        let storage = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, total))
+        defer { storage.deallocate() }
+        var pointers: [UnsafePointer<CChar>?] = []
+        var lengths: [Int] = []
+        var offset = 0
+        for argument in arguments {
+            argument.withUnsafeBytes { raw in
+                if let base = raw.baseAddress {
+                    (storage + offset).withMemoryRebound(to: UInt8.self, capacity: raw.count) {
+                        $0.update(from: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
+                    }
+                }
+            }
+            pointers.append(UnsafePointer(storage + offset))
+            lengths.append(argument.count)
+            offset += argument.count
+        }
+        guard let object = redisCommandArgv(context, Int32(arguments.count), &pointers, &lengths) else {
+            throw .io(String(cString: CLonglinkHiredis_contextError(context)))
+        }
+        defer { freeReplyObject(object) }
+        let reply = RedisReply(object.assumingMemoryBound(to: redisReply.self))
+        if case .error(let message) = reply { throw .server(message) }
+        return reply
+    }
+}
+
+@available(*, unavailable)
+extension RedisBlockingConnection: Sendable {}
