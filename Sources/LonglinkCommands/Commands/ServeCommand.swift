@@ -67,7 +67,6 @@ public final class RunningGateway: Sendable {
     let broker: LocalBroker
     /// Observers of durable changes (the broker publisher is one of them).
     public let observers: ObserverRegistry
-    let brokerToken: ObservationToken
     /// Event loops serving clients.
     public let loopCount: Int
     /// Shadow-store differences, when a shadow store runs.
@@ -78,7 +77,6 @@ public final class RunningGateway: Sendable {
         writer: StoreWriter,
         broker: LocalBroker,
         observers: ObserverRegistry,
-        brokerToken: ObservationToken,
         loopCount: Int,
         divergences: ShadowDivergenceReporter
     ) {
@@ -87,7 +85,6 @@ public final class RunningGateway: Sendable {
         self.writer = writer
         self.broker = broker
         self.observers = observers
-        self.brokerToken = brokerToken
         self.loopCount = loopCount
     }
 
@@ -150,11 +147,16 @@ public final class RunningGateway: Sendable {
     ) throws -> RunningGateway {
         let reporter = ShadowDivergenceReporter(logger: Logger(label: "shadow", level: logger.level, sink: logger.sink))
         let observers = ObserverRegistry(logger: logger)
+        let broker = LocalBroker()
+        let brokerPublisher = BrokerPublisher(broker: broker, logger: logger)
         let writer: StoreWriter
         do {
             writer = try StoreWriter(
                 observers: observers,
-                configuration: StoreWriter.Configuration(logger: Logger(label: "store", level: logger.level, sink: logger.sink))
+                configuration: StoreWriter.Configuration(
+                    logger: Logger(label: "store", level: logger.level, sink: logger.sink),
+                    committed: { records in brokerPublisher.publish(records) }
+                )
             ) { () throws(StoreError) -> any OrderStore in
                 let store = try StoreFactory.open(primary, catalog: catalog, retention: retention)
                 guard let shadow else { return store }
@@ -164,7 +166,6 @@ public final class RunningGateway: Sendable {
         } catch {
             throw CommandFailure("cannot open store \(primary): \(error)")
         }
-        let broker = LocalBroker()
         let loops = gatewayConfiguration.loopCount
         let gateway = Gateway(
             configuration: gatewayConfiguration,
@@ -175,11 +176,9 @@ public final class RunningGateway: Sendable {
             logger: Logger(label: "gateway", level: logger.level, sink: logger.sink)
         )
         try broker.start(delivering: gateway.delivery)
-        let token = observers.observe(.all, BrokerPublisher(broker: broker, logger: logger), limit: Int.max)
         do {
             try gateway.start()
         } catch {
-            token.cancel()
             broker.shutdown()
             writer.shutdown()
             throw CommandFailure("cannot listen on \(gatewayConfiguration.host):\(gatewayConfiguration.port): \(error)")
@@ -189,7 +188,6 @@ public final class RunningGateway: Sendable {
             writer: writer,
             broker: broker,
             observers: observers,
-            brokerToken: token,
             loopCount: loops,
             divergences: reporter
         )
@@ -201,7 +199,6 @@ public final class RunningGateway: Sendable {
         gateway.stop()
         writer.shutdown()
         observers.waitUntilDelivered()
-        brokerToken.cancel()
         broker.shutdown()
     }
 }
