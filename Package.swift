@@ -57,8 +57,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "LonglinkGateway",
+            name: "LonglinkHTTP",
             dependencies: ["LonglinkCore", "LonglinkLoop"],
+            path: "Sources/LonglinkHTTP",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkGateway",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkHTTP"],
             path: "Sources/LonglinkGateway",
             swiftSettings: swiftSettings
         ),
@@ -66,7 +72,7 @@ let package = Package(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
-                "LonglinkClient",
+                "LonglinkClient", "LonglinkHTTP",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -128,8 +134,13 @@ let package = Package(
             name: "LonglinkGatewayTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
-                "LonglinkTestSupport",
+                "LonglinkTestSupport", "LonglinkHTTP",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkHTTPTests",
+            dependencies: ["LonglinkHTTP", "LonglinkLoop", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

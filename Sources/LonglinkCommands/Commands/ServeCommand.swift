@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LonglinkLoop
 import LonglinkProtobuf
 public import LonglinkStores
@@ -21,18 +22,25 @@ public enum ServeCommand {
         options: ServeOptions.specs
     ) { options, context in
         let configuration = try ServeConfiguration(options: options)
-        return try runServer(configuration, context: context)
+        let reloader = ConfigReloader(options: options, environment: context.environment)
+        return try runServer(configuration, context: context, reloader: reloader)
     }
 
     /// Builds everything, serves until SIGTERM/SIGINT, drains and returns the exit code.
-    static func runServer(_ configuration: ServeConfiguration, context: CommandContext) throws -> Int32 {
-        let logger = Logger(label: "longlink", level: configuration.logLevel, sink: StderrLogSink())
+    static func runServer(
+        _ configuration: ServeConfiguration,
+        context: CommandContext,
+        reloader: ConfigReloader? = nil
+    ) throws -> Int32 {
+        let levelSwitch = LogLevelSwitch(configuration.logLevel)
+        let format: StderrLogSink.Format? = configuration.logJSON.map { $0 ? .json : .text }
+        let logger = Logger(label: "longlink", level: configuration.logLevel, sink: StderrLogSink(format: format), levelSwitch: levelSwitch)
         let running = try RunningGateway.start(configuration, logger: logger)
         context.io.err(
             """
             longlink \(LonglinkVersion.current) serving on \(configuration.listen.host):\(running.gateway.port) \
             (store \(configuration.store)\(configuration.shadowStore.map { ", shadow \($0)" } ?? ""), \
-            \(running.loopCount) loops)
+            \(running.loopCount) loops)\(running.admin.map { "\noperations: http://\(configuration.metricsListen!.host):\($0.port)/ (metrics, healthz, readyz, admin)" } ?? "")
             WARNING: no token secret configured: every client is admitted as admin (development mode)
             Try, in another terminal:
               longlink subscribe order://taxi/8812 --server 127.0.0.1:\(running.gateway.port)
@@ -45,7 +53,7 @@ public enum ServeCommand {
             do {
                 signals = try SignalSource(signals: UnixSignal.lifecycle, on: loop) { signal in
                     if signal == .hangup {
-                        logger.notice("SIGHUP: configuration reload is not supported yet; ignoring")
+                        logger.notice(reloader?.reload(into: levelSwitch) ?? "SIGHUP: nothing to reload")
                         return
                     }
                     logger.notice("\(signal): draining over \(configuration.drainPeriod)")
@@ -78,6 +86,8 @@ public final class RunningGateway: Sendable {
     public let loopCount: Int
     /// Shadow-store differences, when a shadow store runs.
     public let divergences: ShadowDivergenceReporter
+    /// The operations surface (metrics, health, admin API), when it listens.
+    public let admin: AdminServer?
 
     private init(
         gateway: Gateway,
@@ -86,8 +96,10 @@ public final class RunningGateway: Sendable {
         observers: ObserverRegistry,
         brokerToken: ObservationToken,
         loopCount: Int,
-        divergences: ShadowDivergenceReporter
+        divergences: ShadowDivergenceReporter,
+        admin: AdminServer?
     ) {
+        self.admin = admin
         self.divergences = divergences
         self.gateway = gateway
         self.writer = writer
@@ -130,7 +142,9 @@ public final class RunningGateway: Sendable {
             shadow: shadow,
             catalog: catalog,
             retention: configuration.retention,
-            logger: logger
+            logger: logger,
+            operationsListen: configuration.metricsListen,
+            drainAction: { kill(getpid(), SIGTERM) }
         )
     }
 
@@ -141,15 +155,17 @@ public final class RunningGateway: Sendable {
         shadow: StoreSpecification? = nil,
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
-        logger: Logger = .disabled
+        logger: Logger = .disabled,
+        operationsListen: HostPort? = nil,
+        drainAction: (@Sendable () -> Void)? = nil
     ) throws -> RunningGateway {
-        let reporter = ShadowDivergenceReporter(logger: Logger(label: "shadow", level: logger.level, sink: logger.sink))
+        let reporter = ShadowDivergenceReporter(logger: logger.labeled("shadow"))
         let observers = ObserverRegistry(logger: logger)
         let writer: StoreWriter
         do {
             writer = try StoreWriter(
                 observers: observers,
-                configuration: StoreWriter.Configuration(logger: Logger(label: "store", level: logger.level, sink: logger.sink))
+                configuration: StoreWriter.Configuration(logger: logger.labeled("store"))
             ) { () throws(StoreError) -> any OrderStore in
                 let store = try StoreFactory.open(primary, catalog: catalog, retention: retention)
                 guard let shadow else { return store }
@@ -161,16 +177,18 @@ public final class RunningGateway: Sendable {
         }
         let broker = LocalBroker()
         let loops = gatewayConfiguration.loopCount
+        let authorizer: any Authorizer = AllowAllAuthorizer()
         let gateway = Gateway(
             configuration: gatewayConfiguration,
             codec: ProtobufFrameCodec(),
             store: StoreWriterAccess(writer: writer),
             broker: broker,
-            authorizer: AllowAllAuthorizer(),
-            logger: Logger(label: "gateway", level: logger.level, sink: logger.sink)
+            authorizer: authorizer,
+            logger: logger.labeled("gateway")
         )
         try broker.start(delivering: gateway.delivery)
-        let token = observers.observe(.all, BrokerPublisher(broker: broker, logger: logger), limit: Int.max)
+        let publisher = BrokerPublisher(broker: broker, logger: logger, counters: gateway.counters)
+        let token = observers.observe(.all, publisher, limit: Int.max)
         do {
             try gateway.start()
         } catch {
@@ -179,20 +197,48 @@ public final class RunningGateway: Sendable {
             writer.shutdown()
             throw CommandFailure("cannot listen on \(gatewayConfiguration.host):\(gatewayConfiguration.port): \(error)")
         }
-        return RunningGateway(
+        var admin: AdminServer?
+        if let operationsListen {
+            let server = AdminServer(
+                gateway: gateway,
+                store: StoreWriterAdminAccess(writer: writer),
+                observers: observers,
+                authorizer: authorizer,
+                logger: logger.labeled("admin"),
+                version: LonglinkVersion.current,
+                drainAction: drainAction ?? { [gateway] in Thread { gateway.drain() }.start() }
+            )
+            do {
+                try server.start(host: operationsListen.host, port: Int(operationsListen.port))
+            } catch {
+                gateway.drain()
+                gateway.stop()
+                token.cancel()
+                broker.shutdown()
+                writer.shutdown()
+                throw CommandFailure("cannot listen on \(operationsListen) (--metrics-listen): \(error)")
+            }
+            admin = server
+        }
+        let running = RunningGateway(
             gateway: gateway,
             writer: writer,
             broker: broker,
             observers: observers,
             brokerToken: token,
             loopCount: loops,
-            divergences: reporter
+            divergences: reporter,
+            admin: admin
         )
+        admin?.markReady()
+        return running
     }
 
     /// Graceful stop: drain clients, stop loops, then the broker path, then the Store (flushing its queue).
     public func drainAndStop() {
+        admin?.markDraining()
         gateway.drain()
+        admin?.stop()
         gateway.stop()
         writer.shutdown()
         observers.waitUntilDelivered()

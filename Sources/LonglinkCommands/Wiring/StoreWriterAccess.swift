@@ -39,16 +39,19 @@ struct StoreWriterAccess: StoreAccess {
 final class BrokerPublisher: ContentObserver {
     let broker: any Broker
     let logger: Logger
+    let counters: GatewayCounters?
 
-    init(broker: any Broker, logger: Logger) {
+    init(broker: any Broker, logger: Logger, counters: GatewayCounters? = nil) {
         self.broker = broker
         self.logger = logger
+        self.counters = counters
     }
 
     func contentDidChange(_ change: ContentChange) {
         do {
             try broker.publish(change.record)
         } catch {
+            counters?.recordBrokerError()
             logger.error("broker publish failed: \(error)", [("route", change.route.text)])
         }
     }

@@ -11,8 +11,8 @@ final class LoopGateway {
     let shared: GatewayShared
     let frameReader: FrameReader
     private var listener: Listener?
-    private var connections: [UInt64: Connection] = [:]
-    private let hub = Hub()
+    private(set) var connections: [UInt64: Connection] = [:]
+    let hub = Hub()
     private var pendingFlush: [Connection] = []
     private var encodeScratch = ByteBuffer(capacity: 4096)
     private var nextSerial: UInt64 = 1
@@ -29,6 +29,8 @@ final class LoopGateway {
         context.attach(self)
         context.addBeforeSleep { [unowned self] in self.flushPending() }
         context.schedule(every: shared.configuration.tickInterval) { [unowned self] in self.tick() }
+        let iterations = shared.counters.loopIterationHistogram(context.eventLoop.id)
+        context.addIterationObserver { busy in iterations.observe(busy) }
         if let listeningFD {
             listener = try Listener(
                 fd: listeningFD,
@@ -47,7 +49,7 @@ final class LoopGateway {
         let counters = shared.counters
         counters.accepted.add(1, ordering: .relaxed)
         if draining || counters.connections.load(ordering: .relaxed) >= shared.configuration.maxConnections {
-            counters.refused.add(1, ordering: .relaxed)
+            counters.recordRefused(draining ? "draining" : "limit")
             refuse(fd, draining ? .shutdown : .tooManyConnections)
             return
         }
@@ -94,7 +96,10 @@ final class LoopGateway {
     func connectionClosed(_ connection: Connection, reason: String) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         shared.counters.connections.subtract(1, ordering: .relaxed)
-        shared.logger.debug("connection closed: \(reason)", [("conn", connection.clientID)])
+        shared.logger.debug(
+            "connection closed: \(reason)",
+            [("conn", connection.clientID), ("user", connection.peer.principal?.userID ?? "-")]
+        )
         if draining && connections.isEmpty { finishDrain() }
     }
 
@@ -138,6 +143,10 @@ final class LoopGateway {
     /// A stored record for this loop's subscribers: the same bytes go to every one of them.
     func deliver(_ record: OrderChangeRecord, on route: Route, bytes: [UInt8]) {
         guard let subscribers = hub.subscribers(of: route) else { return }
+        let now = wallMillis
+        shared.counters.publishDeliverLatency.observe(
+            now > record.timestampMillis ? (now - record.timestampMillis) * 1_000_000 : 0
+        )
         for connection in subscribers.connections {
             connection.deliver(record, on: route, sharedBytes: bytes)
         }
@@ -149,6 +158,7 @@ final class LoopGateway {
                 try shared.broker.subscribe([route])
             } catch {
                 _ = hub.remove(connection, from: route)
+                shared.counters.brokerErrors.add(1, ordering: .relaxed)
                 connection.perform(connection.peer.subscribeFailed(route: route, error: .storage("\(error)", retryable: true)))
                 return
             }
@@ -180,11 +190,16 @@ final class LoopGateway {
         switch result {
         case .success(let read):
             let actions = connection.peer.subscribeCompleted(route: route, read: read)
-            for case .send(.subscribed(let subscribed)) in actions where subscribed.recovered {
-                shared.counters.recoveries.add(1, ordering: .relaxed)
+            for case .send(.subscribed(let subscribed)) in actions where read.history != nil {
+                if subscribed.recovered {
+                    shared.counters.recoveries.add(1, ordering: .relaxed)
+                } else {
+                    shared.counters.recoveriesFailed.add(1, ordering: .relaxed)
+                }
             }
             connection.perform(actions)
         case .failure(let error):
+            shared.counters.storeErrors.add(1, ordering: .relaxed)
             connection.perform(connection.peer.subscribeFailed(route: route, error: error))
         }
     }
@@ -205,7 +220,9 @@ final class LoopGateway {
         let loop = context.eventLoop
         let connectionID = connection.id
         let shared = self.shared
+        let started = MonotonicClock.nanoseconds()
         shared.store.apply(change) { result in
+            shared.counters.storeApplyLatency.observe(MonotonicClock.nanoseconds() &- started)
             switch result {
             case .success(let applied):
                 shared.counters.publishesApplied.add(1, ordering: .relaxed)
@@ -218,8 +235,10 @@ final class LoopGateway {
                         nowMillis: shared.clock.nowMillis()
                     )
                 }
-            case .failure:
+            case .failure(let error):
                 shared.counters.publishesRefused.add(1, ordering: .relaxed)
+                shared.counters.recordPublishRefused(error.code)
+                if error.code == .unavailable { shared.counters.storeErrors.add(1, ordering: .relaxed) }
             }
             loop.execute { context in
                 guard let gateway = context.attachment(LoopGateway.self),
@@ -247,7 +266,9 @@ final class LoopGateway {
     /// Housekeeping: handshake deadlines, heartbeats and token expiry for every connection on this loop.
     private func tick() {
         let now = wallMillis
+        let queueSizes = shared.counters.outboundQueueBytes
         for connection in Array(connections.values) where !connection.isClosed {
+            queueSizes.observe(UInt64(connection.queuedBytes))
             let actions = connection.peer.tick(nowMillis: now)
             if !actions.isEmpty { connection.perform(actions) }
         }
