@@ -132,6 +132,7 @@ extension AdminServer {
         }
         let counters = gateway.counters
         store.apply(change) { result in
+            counters.recordPublish(result)
             switch result {
             case .success(let applied):
                 exchange.respond(
@@ -147,7 +148,6 @@ extension AdminServer {
                     )
                 )
             case .failure(let error):
-                if error.code == .unavailable { counters.recordStoreError() }
                 exchange.respond(AdminJSON.refusal(error))
             }
         }

@@ -12,7 +12,7 @@ import Synchronization
 ///     GET  /  and  /admin                    the admin page (it asks for a token and calls the API below)
 ///     GET  /admin/connections?sort=&filter=&limit=
 ///     POST /admin/connections/{id}/disconnect   {"code": 3007, "reason": "..."}
-///     GET  /admin/tap?route=&line=&state=    Server-Sent Events, one `data: {json}` per stored record
+///     GET  /admin/tap?route=&line=&state=&recent=   Server-Sent Events, one `data: {json}` per stored record
 ///     POST /admin/publish                    {"order","line","state", fields..., "idempotency_key"}
 ///     GET  /admin/orders/{line}/{id}         snapshot and retained history
 ///     POST /admin/drain                      drain the node (as SIGTERM does)
@@ -50,6 +50,9 @@ public final class AdminServer: Sendable {
     let requests = Atomic<Int>(0)
     private let boundPort = Atomic<Int>(0)
     private let loop = Mutex<EventLoop?>(nil)
+    /// The last stored changes, for taps opened with `recent=N`.
+    let recent = RecentChanges()
+    private let recentToken: ObservationToken
 
     /// Creates the surface; nothing listens until `start(host:port:)`.
     /// - Parameter drainAction: what `POST /admin/drain` does; it must return at once (drain on another thread).
@@ -77,6 +80,7 @@ public final class AdminServer: Sendable {
         self.storeProbeTimeout = storeProbeTimeout
         self.httpConfiguration = httpConfiguration
         self.drainAction = drainAction
+        self.recentToken = observers.observe(.all, recent, limit: 4_096)
     }
 
     /// The bound port (0 before `start`).
@@ -118,6 +122,7 @@ public final class AdminServer: Sendable {
 
     /// Stops listening and closes the operations connections (open taps end). Returns at once.
     public func stop() {
+        recentToken.cancel()
         let target = loop.withLock { $0 }
         target?.execute { context in
             context.attachment(AdminListener.self)?.server.close()

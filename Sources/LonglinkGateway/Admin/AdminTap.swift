@@ -3,8 +3,9 @@ import LonglinkHTTP
 import Synchronization
 
 extension AdminServer {
-    /// `GET /admin/tap?route=PATTERN&line=LINE&state=STATE`: a Server-Sent Events stream of every stored record
-    /// that matches, fed by the Store's `ObserverRegistry`. The observer only posts to the listener's loop, so it
+    /// `GET /admin/tap?route=PATTERN&line=LINE&state=STATE&recent=N`: a Server-Sent Events stream of every stored
+    /// record that matches, fed by the Store's `ObserverRegistry`; with `recent=N`, the last N matching records this
+    /// node stored (at most 200) come first. The observer only posts to the listener's loop, so it
     /// never slows the writer; a reader that falls behind is cut (see `HTTPExchange.send`).
     func tap(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
         var pattern = RoutePattern.all
@@ -24,7 +25,12 @@ extension AdminServer {
             )
         )
         exchange.send(Array(": tap \(pattern)\n\n".utf8))
-        let token = observers.observe(pattern, TapObserver(exchange: exchange, line: line, state: state), limit: 4_096)
+        let observer = TapObserver(exchange: exchange, pattern: pattern, line: line, state: state)
+        if let count = request.queryValue("recent").flatMap({ Int($0) }), count > 0 {
+            let backlog = recent.changes.filter(observer.matches).suffix(count)
+            for change in backlog { observer.contentDidChange(change) }
+        }
+        let token = observers.observe(pattern, observer, limit: 4_096)
         tapClients.add(1, ordering: .relaxed)
         exchange.onClose { [self] in
             token.cancel()
@@ -41,18 +47,25 @@ extension AdminServer {
 /// Forwards matching records to one tap client as `data: {json}` events.
 final class TapObserver: ContentObserver {
     let exchange: HTTPExchange
+    let pattern: RoutePattern
     let line: BusinessLine?
     let state: OrderState?
 
-    init(exchange: HTTPExchange, line: BusinessLine?, state: OrderState?) {
+    init(exchange: HTTPExchange, pattern: RoutePattern, line: BusinessLine?, state: OrderState?) {
         self.exchange = exchange
+        self.pattern = pattern
         self.line = line
         self.state = state
     }
 
+    /// Whether the tap's filters admit `change`.
+    func matches(_ change: ContentChange) -> Bool {
+        pattern.matches(change.route) && (line.map { change.record.line == $0 } ?? true)
+            && (state.map { change.record.toState == $0 } ?? true)
+    }
+
     func contentDidChange(_ change: ContentChange) {
-        if let line, change.record.line != line { return }
-        if let state, change.record.toState != state { return }
+        guard matches(change) else { return }
         var text = "data: "
         AdminJSON.record(change.record, route: change.route).write(into: &text)
         text += "\n\n"

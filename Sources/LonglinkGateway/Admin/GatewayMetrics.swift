@@ -51,12 +51,12 @@ public enum GatewayMetrics {
         out.gauge("longlink_subscriptions", help: "Active subscriptions over all connections.", Double(stats.subscriptions))
         out.counter("longlink_pushes_total", help: "Push frames queued to subscribers.", stats.pushes)
         out.counter("longlink_pushed_bytes_total", help: "Bytes of push frames queued to subscribers.", stats.pushedBytes)
-        out.counter("longlink_publishes_applied_total", help: "Client publishes the Store accepted.", stats.publishesApplied)
+        out.counter("longlink_publishes_applied_total", help: "Publishes (clients and admin API) the Store accepted.", stats.publishesApplied)
         let refusals = counters.publishesRefusedByCode.sorted { $0.key.rawValue < $1.key.rawValue }
         out.family(
             "longlink_publishes_refused_total",
             type: "counter",
-            help: "Client publishes the Store refused, by numbered error code.",
+            help: "Publishes (clients and admin API) the Store refused, by numbered error code.",
             refusals.isEmpty
                 ? [([("code", "409"), ("reason", "illegal_transition")], 0)]
                 : refusals.map { ([("code", String($0.key.rawValue)), ("reason", name(of: $0.key.description))], Double($0.value)) }

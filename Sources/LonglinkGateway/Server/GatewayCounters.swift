@@ -15,7 +15,7 @@ public final class GatewayCounters: Sendable {
     let pushes = Atomic<Int>(0)
     /// Bytes of push frames queued.
     let pushedBytes = Atomic<Int>(0)
-    /// Publishes the Store accepted.
+    /// Publishes the Store accepted (from clients and the admin API).(from clients and the admin API).
     let publishesApplied = Atomic<Int>(0)
     /// Publishes refused (illegal transition, unknown order, ...).
     let publishesRefused = Atomic<Int>(0)
@@ -57,6 +57,17 @@ public final class GatewayCounters: Sendable {
     /// Counts a publish the Store refused, by error code.
     func recordPublishRefused(_ code: ErrorCode) {
         publishRefusals.withLock { $0[code.rawValue, default: 0] += 1 }
+    }
+
+    /// Counts a publish made outside a client connection (the admin API) by its Store result.
+    public func recordPublish(_ result: Result<AppliedChange, StoreError>) {
+        switch result {
+        case .success: publishesApplied.add(1, ordering: .relaxed)
+        case .failure(let error):
+            publishesRefused.add(1, ordering: .relaxed)
+            recordPublishRefused(error.code)
+            if error.code == .unavailable { storeErrors.add(1, ordering: .relaxed) }
+        }
     }
 
     /// Counts a broker failure seen outside the gateway (the composition root's broker publisher).
