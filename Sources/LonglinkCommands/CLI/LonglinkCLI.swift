@@ -13,6 +13,7 @@ public enum LonglinkCLI {
             SubscribeCommand.command,
             VersionCommand.command,
             ConfigCommand.command,
+            TogglesCommand.command,
         ]
     }
 

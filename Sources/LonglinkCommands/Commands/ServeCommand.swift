@@ -204,6 +204,7 @@ public final class RunningGateway: Sendable {
                 store: StoreWriterAdminAccess(writer: writer),
                 observers: observers,
                 authorizer: authorizer,
+                toggles: StoreWriterToggles(writer: writer, observers: observers, clock: SystemWallClock()),
                 logger: logger.labeled("admin"),
                 version: LonglinkVersion.current,
                 drainAction: drainAction ?? { [gateway] in Thread { gateway.drain() }.start() }

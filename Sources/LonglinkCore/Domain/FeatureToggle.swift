@@ -23,7 +23,45 @@ public struct FeatureToggle: Hashable, Sendable {
     }
 
     /// `config://<app>/<name>`.
-    public var route: Route { try! Route(parsing: "config://\(app)/\(name)") }
+    public var route: Route { .record(.config, BusinessLine(app)!, OrderID(name)!) }
+
+    /// The state every toggle record moves to.
+    public static let setState: OrderState = "set"
+
+    /// The toggle as a record on its route (how it travels to subscribers): the app as the line, the name as the
+    /// order id, state `set`, the value in `fields.toggle`.
+    public var record: OrderChangeRecord {
+        OrderChangeRecord(
+            orderID: OrderID(name)!,
+            line: BusinessLine(app)!,
+            fromState: position.offset > 1 ? Self.setState : nil,
+            toState: Self.setState,
+            fields: OrderFields(toggle: value),
+            position: position,
+            timestampMillis: updatedAtMillis,
+            kind: .config
+        )
+    }
+
+    /// The toggle as a snapshot on its route.
+    public var snapshot: OrderSnapshot {
+        OrderSnapshot(
+            orderID: OrderID(name)!,
+            line: BusinessLine(app)!,
+            state: Self.setState,
+            fields: OrderFields(toggle: value),
+            position: position,
+            createdAtMillis: updatedAtMillis,
+            updatedAtMillis: updatedAtMillis,
+            kind: .config
+        )
+    }
+
+    /// The toggle a record or snapshot on a `config://` route carries; nil for anything else.
+    public init?(route: Route, fields: OrderFields, position: StreamPosition, updatedAtMillis: UInt64) {
+        guard route.kind == .config, let value = fields.toggle else { return nil }
+        self.init(app: route.namespace, name: route.key, value: value, position: position, updatedAtMillis: updatedAtMillis)
+    }
 
     /// Whether the feature is on for `userID`: a boolean as set; a rollout when the user's stable bucket
     /// (`ToggleValue.bucket`) is below the percentage; a string when it is non-empty and not `off`/`false`/`0`.

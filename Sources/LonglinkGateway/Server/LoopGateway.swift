@@ -164,8 +164,18 @@ final class LoopGateway {
             }
         }
         shared.counters.subscriptions.add(1, ordering: .relaxed)
+        if route.kind == .config {
+            let loop = context.eventLoop
+            let connectionID = connection.id
+            shared.store.readToggleForSubscribe(route, since: since) { result in
+                loop.execute { context in
+                    context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
+                }
+            }
+            return
+        }
         guard let (line, order) = route.order else {
-            // Only order routes have stored content so far: answer with an empty snapshot.
+            // Other route kinds have no stored content: answer with an empty snapshot.
             connection.perform(
                 connection.peer.subscribeCompleted(route: route, read: SubscribeRead(epoch: 0, snapshot: nil, history: nil))
             )
