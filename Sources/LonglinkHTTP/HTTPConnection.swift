@@ -41,6 +41,9 @@ final class HTTPConnection: SelectorHandler {
         self.lastActivity = server.context.now
     }
 
+    /// A connection dropped without `close()` (its loop ended) still closes its socket.
+    deinit { if registration != nil { Socket.close(fd) } }
+
     private var isClosed: Bool { if case .closed = phase { true } else { false } }
 
     // MARK: Input

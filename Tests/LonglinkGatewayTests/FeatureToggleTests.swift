@@ -27,7 +27,13 @@ struct FeatureToggleTests {
     func pushedToSubscribers() async throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
+        let tap = try HTTPTestClient(port: harness.adminPort)
+        try tap.request("GET", "/admin/tap?route=config%3A%2F%2F*", headers: adminAuth)
+        #expect(tap.receive(until: { String(decoding: $0, as: UTF8.self).contains(": tap") }))
         #expect(try setToggle(harness, "false")["offset"]?.intValue == 1)
+        #expect(tap.receive(until: { _ in events(tap).count == 1 }))
+        #expect(events(tap).first?["route"] == .string("config://rider/new_home"))
+        #expect(events(tap).first?["toggle"] == .bool(false))
         let client = try harness.client()
         defer { client.close() }
         let log = ChangeLog()

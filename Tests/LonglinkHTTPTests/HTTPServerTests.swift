@@ -78,6 +78,26 @@ struct HTTPServerTests {
         #expect(client.buffered.isEmpty)
     }
 
+    @Test("over the wire, what it does not understand gets the right status and a close")
+    func refusalsOverTheWire() throws {
+        let server = try TestHTTPServer()
+        let cases: [(String, Int)] = [
+            ("BREW /pot HTTP/1.1\r\nHost: h\r\nContent-Length: x\r\n\r\n", 400),
+            ("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n", 411),
+            ("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 2000000\r\n\r\n", 413),
+            ("GET /\(String(repeating: "x", count: 9_000)) HTTP/1.1\r\nHost: h\r\n\r\n", 414),
+            ("GET / HTTP/1.1\r\nHost: h\r\nCookie: \(String(repeating: "c", count: 17_000))\r\n\r\n", 431),
+            ("GET / HTTP/3.0\r\nHost: h\r\n\r\n", 505),
+        ]
+        for (request, status) in cases {
+            let client = try HTTPTestClient(port: server.port)
+            try client.send(request)
+            #expect(client.readResponse()?.status == status, "\(request.prefix(40))")
+            #expect(client.waitForClose())
+        }
+        #expect(try HTTPTestClient.fetch(port: server.port, "GET", "/missing").status == 404)
+    }
+
     @Test("a handler answers later from another thread; one that never answers gets 504 for it")
     func asynchronousAnswers() throws {
         var configuration = HTTPServer.Configuration(sweepInterval: .milliseconds(50))

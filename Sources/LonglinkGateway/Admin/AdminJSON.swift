@@ -45,6 +45,12 @@ public enum AdminJSON {
         }
         if let reason = fields.cancellationReason { members.append(("cancellation_reason", .string(reason))) }
         if !fields.payload.isEmpty { members.append(("payload_bytes", .int(Int64(fields.payload.count)))) }
+        switch fields.toggle {
+        case .bool(let on)?: members.append(("toggle", .bool(on)))
+        case .rollout(let percent)?: members.append(("toggle", .object([("rollout", .int(Int64(percent)))])))
+        case .string(let text)?: members.append(("toggle", .string(text)))
+        case nil: break
+        }
         return members
     }
 
