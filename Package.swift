@@ -87,8 +87,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "LonglinkGateway",
+            name: "LonglinkHTTP",
             dependencies: ["LonglinkCore", "LonglinkLoop"],
+            path: "Sources/LonglinkHTTP",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkGateway",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkHTTP"],
             path: "Sources/LonglinkGateway",
             swiftSettings: swiftSettings
         ),
@@ -102,7 +108,7 @@ let package = Package(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
-                "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench",
+                "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -191,7 +197,7 @@ let package = Package(
             name: "LonglinkGatewayTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
-                "LonglinkTestSupport",
+                "LonglinkTestSupport", "LonglinkHTTP",
             ],
             swiftSettings: swiftSettings
         ),
@@ -201,6 +207,11 @@ let package = Package(
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores", "LonglinkOpenSSL",
                 "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkHTTPTests",
+            dependencies: ["LonglinkHTTP", "LonglinkLoop", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

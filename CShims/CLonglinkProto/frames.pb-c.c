@@ -1435,7 +1435,7 @@ const ProtobufCMessageDescriptor longlink__v1__position__descriptor =
   (ProtobufCMessageInit) longlink__v1__position__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor longlink__v1__order_fields__field_descriptors[6] =
+static const ProtobufCFieldDescriptor longlink__v1__order_fields__field_descriptors[9] =
 {
   {
     "driver_id",
@@ -1509,6 +1509,42 @@ static const ProtobufCFieldDescriptor longlink__v1__order_fields__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "toggle_bool",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(Longlink__V1__OrderFields, opt_toggle_case),
+    offsetof(Longlink__V1__OrderFields, toggle_bool),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "toggle_rollout_percent",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Longlink__V1__OrderFields, opt_toggle_case),
+    offsetof(Longlink__V1__OrderFields, toggle_rollout_percent),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "toggle_string",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Longlink__V1__OrderFields, opt_toggle_case),
+    offsetof(Longlink__V1__OrderFields, toggle_string),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned longlink__v1__order_fields__field_indices_by_name[] = {
   4,   /* field[4] = cancellation_reason */
@@ -1517,11 +1553,14 @@ static const unsigned longlink__v1__order_fields__field_indices_by_name[] = {
   2,   /* field[2] = latitude_e6 */
   3,   /* field[3] = longitude_e6 */
   5,   /* field[5] = payload */
+  6,   /* field[6] = toggle_bool */
+  7,   /* field[7] = toggle_rollout_percent */
+  8,   /* field[8] = toggle_string */
 };
 static const ProtobufCIntRange longlink__v1__order_fields__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor longlink__v1__order_fields__descriptor =
 {
@@ -1531,7 +1570,7 @@ const ProtobufCMessageDescriptor longlink__v1__order_fields__descriptor =
   "Longlink__V1__OrderFields",
   "longlink.v1",
   sizeof(Longlink__V1__OrderFields),
-  6,
+  9,
   longlink__v1__order_fields__field_descriptors,
   longlink__v1__order_fields__field_indices_by_name,
   1,  longlink__v1__order_fields__number_ranges,

@@ -32,7 +32,9 @@ public enum BenchServers {
     /// closed-loop fan-out keeps deliveries in flight), room for 19,000 connections, quiet logs.
     public static let gatewayFlags = [
         "--store", "memory", "--outbound-limit", "64MiB", "--max-connections", "19500", "--max-subscriptions", "1024",
-        "--log-level", "warning",
+        "--log-level", "warning", "--metrics-listen", "off",
+        // A load test opens thousands of loopback connections from one address at full speed: lift admission limits.
+        "--connection-rate", "0", "--max-connections-per-address", "0", "--publish-rate", "0",
     ]
 
     /// The running executable (`/proc/self/exe`), or nil when it is not `longlink` (a test runner).

@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// The connection runs on its own event-loop thread; observers are called on the library's notifier thread.
 public final class LonglinkClient: Sendable {
-    private let shared: ClientShared
+    let shared: ClientShared
     private let group: EventLoopGroup
     private var loop: EventLoop { group.loops[0] }
 

@@ -4,6 +4,8 @@ import LonglinkCore
 extension LoopContext {
     /// One iteration of the loop, shaped like Redis's `aeProcessEvents`. The order is the design:
     func runOnce() throws(IOError) {
+        let measuring = !iterationObservers.isEmpty
+        let started = measuring ? MonotonicClock.nanoseconds() : 0
         // 1. Before sleeping, flush what the previous iteration queued (Redis's beforeSleep writes replies
         //    directly): most writes complete here, so EPOLLOUT is only ever requested after a short write.
         //    Indexing (not for-in) lets a hook add hooks.
@@ -18,6 +20,7 @@ extension LoopContext {
         //    eventfd is written by other threads, so both wake epoll_wait like any other fd. If a hook asked to
         //    stop, or jobs were enqueued locally by the last step 5, just poll.
         let timeout: CInt = isStopped || !localJobs.isEmpty ? 0 : -1
+        let sleeping = measuring ? MonotonicClock.nanoseconds() : 0
         try selector.wait(timeoutMillis: timeout) { fd, generation, fired in
             // 3. Dispatch in the order epoll reported. The loop's own fds (generation 0) only need their readiness
             //    cleared; their work happens in steps 4 and 5. A handler gets read and write in one call and
@@ -50,6 +53,12 @@ extension LoopContext {
         swap(&localJobs, &localBatch)
         for job in localBatch { job() }
         localBatch.removeAll(keepingCapacity: true)
+
+        // 6. Load metrics: busy time is the hooks before the sleep plus everything after it.
+        if measuring {
+            let busy = (sleeping &- started) &+ (MonotonicClock.nanoseconds() &- now)
+            for observer in iterationObservers { observer(busy) }
+        }
     }
 
     /// Runs after the last iteration: refuses new jobs and runs the ones already queued, so a `stop()` posted

@@ -129,7 +129,8 @@ extension ProtobufFrameCodec {
             toState: toState,
             fields: try fields(message.fields),
             position: StreamPosition(epoch: message.epoch, offset: message.offset),
-            timestampMillis: message.timestamp_ms
+            timestampMillis: message.timestamp_ms,
+            kind: route.kind
         )
         return Push(route: route, record: record, skippedBefore: message.skipped_before != 0)
     }
@@ -137,7 +138,8 @@ extension ProtobufFrameCodec {
     private static func record(
         _ message: Longlink__V1__Record,
         line: BusinessLine,
-        id: OrderID
+        id: OrderID,
+        kind: RouteKind
     ) throws(FrameError) -> OrderChangeRecord {
         let toState: OrderState
         switch message.to_case {
@@ -158,7 +160,8 @@ extension ProtobufFrameCodec {
             toState: toState,
             fields: try fields(message.fields),
             position: StreamPosition(epoch: message.epoch, offset: message.offset),
-            timestampMillis: message.timestamp_ms
+            timestampMillis: message.timestamp_ms,
+            kind: kind
         )
     }
 
@@ -167,8 +170,8 @@ extension ProtobufFrameCodec {
         var snapshot: OrderSnapshot?
         var missed: [OrderChangeRecord] = []
         if message.snapshot != nil || message.n_missed > 0 {
-            guard let order = route.order else {
-                throw .invalidValue("subscribed.route: '\(route)' carries order records but is not an order route")
+            guard let order = route.recordKey else {
+                throw .invalidValue("subscribed.route: '\(route)' carries records but is not an order or config route")
             }
             if let pointer = message.snapshot {
                 let snap = pointer.pointee
@@ -185,13 +188,14 @@ extension ProtobufFrameCodec {
                     fields: try fields(snap.fields),
                     position: position(snap.position),
                     createdAtMillis: snap.created_at_ms,
-                    updatedAtMillis: snap.updated_at_ms
+                    updatedAtMillis: snap.updated_at_ms,
+                    kind: route.kind
                 )
             }
             missed.reserveCapacity(message.n_missed)
             for index in 0..<message.n_missed {
                 guard let pointer = message.missed[index] else { throw .malformed("empty missed record") }
-                missed.append(try record(pointer.pointee, line: order.line, id: order.id))
+                missed.append(try record(pointer.pointee, line: order.line, id: order.id, kind: route.kind))
             }
         }
         return Subscribed(

@@ -89,7 +89,7 @@ extension ProtobufFrameCodec {
 
     /// The hot path: a push is one flat message plus its `OrderFields`; the order id and line are in the route.
     private static func withCPush(_ push: Push, _ body: (UnsafePointer<CServerFrame>) -> FrameError?) -> FrameError? {
-        guard push.route.kind == .order else { return .unencodable("push route \(push.route) is not an order route") }
+        guard push.route.recordKey != nil else { return .unencodable("push route \(push.route) carries no records") }
         let record = push.record
         var message = Longlink__V1__Push()
         longlink__v1__push__init(&message)

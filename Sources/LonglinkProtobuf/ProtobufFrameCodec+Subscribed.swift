@@ -104,6 +104,10 @@ final class CAllocations {
                 LONGLINK__V1__ORDER_FIELDS__OPT_CANCELLATION_REASON_CANCELLATION_REASON
             message.cancellation_reason = try string(reason)
         }
+        if case .string(let text) = fields.toggle {
+            message.opt_toggle_case = LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_STRING
+            message.toggle_string = try string(text)
+        }
         message.payload = bytes(fields.payload)
         return value(message)
     }

@@ -101,7 +101,7 @@ extension ProtobufFrameCodec {
         _ body: (UnsafeMutablePointer<Longlink__V1__OrderFields>?) -> FrameError?
     ) -> FrameError? {
         if fields.driverID == nil, fields.etaSeconds == nil, fields.location == nil,
-            fields.cancellationReason == nil, fields.payload.isEmpty
+            fields.cancellationReason == nil, fields.payload.isEmpty, fields.toggle == nil
         {
             return body(nil)
         }
@@ -119,12 +119,20 @@ extension ProtobufFrameCodec {
                         LONGLINK__V1__ORDER_FIELDS__OPT_CANCELLATION_REASON_CANCELLATION_REASON
                     message.cancellation_reason = reason
                 }
-                return fields.payload.withUnsafeBufferPointer { payload in
-                    message.payload = ProtobufCBinaryData(
-                        len: payload.count,
-                        data: UnsafeMutablePointer(mutating: payload.baseAddress)
-                    )
-                    return withUnsafeMutablePointer(to: &message) { body($0) }
+                var toggleText: String?
+                if case .string(let text) = fields.toggle { toggleText = text }
+                return withOptionalCString(toggleText) { toggle in
+                    if let toggle {
+                        message.opt_toggle_case = LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_STRING
+                        message.toggle_string = toggle
+                    }
+                    return fields.payload.withUnsafeBufferPointer { payload in
+                        message.payload = ProtobufCBinaryData(
+                            len: payload.count,
+                            data: UnsafeMutablePointer(mutating: payload.baseAddress)
+                        )
+                        return withUnsafeMutablePointer(to: &message) { body($0) }
+                    }
                 }
             }
         }
@@ -132,6 +140,16 @@ extension ProtobufFrameCodec {
 
     /// Sets the fields of `message` that are not strings or bytes.
     static func setScalars(of fields: OrderFields, on message: inout Longlink__V1__OrderFields) {
+        switch fields.toggle {
+        case .bool(let on)?:
+            message.opt_toggle_case = LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_BOOL
+            message.toggle_bool = on ? 1 : 0
+        case .rollout(let percent)?:
+            message.opt_toggle_case = LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_ROLLOUT_PERCENT
+            message.toggle_rollout_percent = UInt32(clamping: percent)
+        case .string?, nil:
+            break
+        }
         if let eta = fields.etaSeconds {
             message.opt_eta_seconds_case = LONGLINK__V1__ORDER_FIELDS__OPT_ETA_SECONDS_ETA_SECONDS
             message.eta_seconds = eta
@@ -198,6 +216,15 @@ extension ProtobufFrameCodec {
         if message.payload.len > 0, let data = message.payload.data {
             fields.payload = Array(UnsafeBufferPointer(start: data, count: message.payload.len))
         }
+        switch message.opt_toggle_case {
+        case LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_BOOL: fields.toggle = .bool(message.toggle_bool != 0)
+        case LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_ROLLOUT_PERCENT:
+            guard message.toggle_rollout_percent <= 100 else { throw .invalidValue("toggle rollout above 100%") }
+            fields.toggle = .rollout(percent: Int(message.toggle_rollout_percent))
+        case LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_STRING:
+            fields.toggle = .string(try string(message.toggle_string, "toggle_string"))
+        default: break
+        }
         return fields
     }
 
@@ -211,13 +238,14 @@ extension ProtobufFrameCodec {
         }
     }
 
-    /// Parses a route that must name an order (`order://<line>/<id>`).
+    /// Parses a route that carries records: an order (`order://<line>/<id>`) or a feature toggle
+    /// (`config://<app>/<name>`, whose app and name stand in for the line and order id).
     static func orderRoute(
         _ pointer: UnsafeMutablePointer<CChar>?,
         _ field: StaticString
     ) throws(FrameError) -> (route: Route, line: BusinessLine, id: OrderID) {
         let route = try route(pointer, field)
-        guard let order = route.order else { throw .invalidValue("\(field): '\(route)' is not an order route") }
+        guard let order = route.recordKey else { throw .invalidValue("\(field): '\(route)' does not carry records") }
         return (route, order.line, order.id)
     }
 }

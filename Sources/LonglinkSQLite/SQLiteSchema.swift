@@ -17,10 +17,30 @@ enum SQLiteSchema {
     }
 
     /// Every migration, oldest first.
-    static let migrations: [Migration] = [version1]
+    static let migrations: [Migration] = [version1, version2]
 
     /// The version a database has once every migration ran.
     static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// v2: feature toggles beside the orders. One row per toggle with its current value (`value_kind` is `bool`,
+    /// `rollout` or `string`; `value_text` is `true`/`false`, the percentage, or the text) and the position of its
+    /// last change (offsets count per toggle within `epoch`; a toggle keeps no history, the value is what counts).
+    static let version2 = Migration(
+        version: 2,
+        summary: "feature toggles",
+        sql: """
+            CREATE TABLE toggles (
+                app TEXT NOT NULL,
+                name TEXT NOT NULL,
+                value_kind TEXT NOT NULL,
+                value_text TEXT NOT NULL,
+                epoch INTEGER NOT NULL,
+                last_offset INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                PRIMARY KEY (app, name)
+            ) WITHOUT ROWID;
+            """
+    )
 
     /// v1, the initial layout.
     ///

@@ -25,7 +25,7 @@ struct AdminEndToEndTests {
             process = try SpawnedProcess(
                 binary,
                 ["serve", "--listen", "127.0.0.1:\(port)", "--metrics-listen", "127.0.0.1:\(adminPort)", "--store", "memory",
-                 "--loops", "1"],
+                 "--loops", "1", "--insecure-dev"],
                 stdout: scratch.file("serve.out"), stderr: scratch.file("serve.err"))
         }
 
@@ -46,9 +46,6 @@ struct AdminEndToEndTests {
             let deadline = ContinuousClock.now + .seconds(15)
             while ContinuousClock.now < deadline {
                 guard process.isRunning else {
-                    if log.contains("metrics-listen") {
-                        try Test.cancel("longlink serve has no --metrics-listen yet (the ops branch's admin listener is not merged): \(log)")
-                    }
                     Issue.record("longlink serve exited: \(log)")
                     return
                 }
@@ -56,9 +53,6 @@ struct AdminEndToEndTests {
                     _ = try client.get("/admin/connections")
                     return
                 } catch {
-                    if error.status == 404 {
-                        try Test.cancel("GET /admin/connections answers 404: the gateway has no admin endpoints yet")
-                    }
                     lastError = error.message
                 }
                 try await Task.sleep(for: .milliseconds(50))

@@ -183,9 +183,9 @@ struct ProtobufFrameCodecBadInputTests {
         }
     }
 
-    @Test("a pushed route that is not an order route is an invalid value")
+    @Test("a pushed route that carries no records (not order://, not config://) is an invalid value")
     func configPushRoute() {
-        let push = field(1, Array("config://app/flag".utf8)) + field(5, varint: 5)
+        let push = field(1, Array("other://app/flag".utf8)) + field(5, varint: 5)
         #expect {
             try decodeServer(field(1, push))
         } throws: { error in
@@ -205,8 +205,8 @@ struct ProtobufFrameCodecBadInputTests {
         [0x0A, 0x16] + Array("\n\u{0E}order://taxi/1".utf8) + [0x28, 0x01, 0x4A, 0x02, 0x18, 0x02],
         // A publish result without an outcome.
         [0x2A, 0x02, 0x08, 0x01],
-        // A subscribed frame with a snapshot on a config route.
-        [0x32, 0x17] + Array("\u{12}\u{11}config://app/flag".utf8) + [0x1A, 0x02, 0x08, 0x01],
+        // A subscribed frame with a snapshot on a route that carries no records.
+        [0x32, 0x16] + Array("\u{12}\u{10}other://app/flag".utf8) + [0x1A, 0x02, 0x08, 0x01],
         // A delivery receipt whose route does not parse.
         [0x22, 0x05, 0x0A, 0x03, 0x61, 0x62, 0x63],
     ] as [[UInt8]])
@@ -249,9 +249,9 @@ struct ProtobufFrameCodecBadInputTests {
         #expect(buffer.readableBytes == 0)
     }
 
-    @Test("a push on a route that is not an order route cannot be encoded")
+    @Test("a push on a route that carries no records cannot be encoded")
     func pushOnConfigRoute() throws {
-        let route = try Route(parsing: "config://app/flag")
+        let route = try Route(parsing: "other://app/flag")
         let push = Push(route: route, record: Samples.firstPush.record)
         var buffer = ByteBuffer()
         #expect {

@@ -5,6 +5,9 @@ import Testing
 
 @Suite("SQLiteOrderStore")
 struct SQLiteOrderStoreTests {
+    @Test("keeps the toggle part of the Store contract", arguments: OrderStoreContract.toggleChecks)
+    func toggleContract(_ check: OrderStoreContractCheck) throws { try check.run(.sqlite) }
+
     @Test("keeps the OrderStore contract", arguments: OrderStoreContract.checks)
     func contract(_ check: OrderStoreContractCheck) throws {
         try check.run(.sqlite)
@@ -16,7 +19,7 @@ struct SQLiteOrderStoreTests {
         let store = try SQLiteOrderStore(path: directory.file("s.sqlite"))
         defer { store.shutdown() }
         #expect(store.epoch != 0)
-        #expect(try SQLiteSchema.appliedVersions(store.database.connection) == [1])
+        #expect(try SQLiteSchema.appliedVersions(store.database.connection) == Array(1...SQLiteSchema.latestVersion))
         #expect(store.database.versionBeforeOpen == 0)
         #expect(try store.database.connection.scalarText("PRAGMA journal_mode") == "wal")
         #expect(try store.database.connection.scalarInt("PRAGMA synchronous") == 1)  // NORMAL
@@ -45,15 +48,16 @@ struct SQLiteOrderStoreTests {
         #expect(other.epoch != epoch)
     }
 
-    @Test("applies a v2 migration once, in order, and keeps the data of v1")
+    @Test("applies a new migration once, in order, and keeps the data of the versions before")
     func migration() throws {
         let directory = TestDirectory()
         let path = directory.file("m.sqlite")
         let v1 = try SQLiteOrderStore(path: path)
         _ = try v1.apply(OrderFixtures.change("1", BuiltInLines.created))
         v1.shutdown()
+        let latest = SQLiteSchema.latestVersion
         let v2 = SQLiteSchema.Migration(
-            version: 2,
+            version: latest + 1,
             summary: "test: driver ratings",
             sql: "CREATE TABLE driver_rating (driver_id TEXT PRIMARY KEY, rating INTEGER NOT NULL)"
         )
@@ -68,17 +72,17 @@ struct SQLiteOrderStoreTests {
             )
         }
         let migrated = try open()
-        #expect(migrated.database.versionBeforeOpen == 1)
-        #expect(try SQLiteSchema.appliedVersions(migrated.database.connection) == [1, 2])
+        #expect(migrated.database.versionBeforeOpen == latest)
+        #expect(try SQLiteSchema.appliedVersions(migrated.database.connection) == Array(1...latest + 1))
         #expect(try migrated.database.connection.scalarInt("SELECT COUNT(*) FROM driver_rating") == 0)
         #expect(try migrated.snapshot(of: .taxi, OrderFixtures.id("1")) != nil)
         migrated.shutdown()
         let again = try open()
-        #expect(again.database.versionBeforeOpen == 2)
+        #expect(again.database.versionBeforeOpen == latest + 1)
         again.shutdown()
-        // A build that only knows v1 refuses a v2 file instead of misreading it.
+        // A build that only knows the versions before refuses the newer file instead of misreading it.
         let error = SQLiteTesting.error { () throws(StoreError) in try SQLiteOrderStore(path: path) }
-        #expect(SQLiteTesting.isStorage(error, mentioning: "schema version 2", "newer Longlink"))
+        #expect(SQLiteTesting.isStorage(error, mentioning: "schema version \(latest + 1)", "newer Longlink"))
     }
 
     @Test("a second connection's commits are seen by the next batch (the writer's cache is dropped)")

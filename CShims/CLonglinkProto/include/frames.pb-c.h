@@ -345,6 +345,14 @@ typedef enum {
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(LONGLINK__V1__ORDER_FIELDS__OPT_CANCELLATION_REASON__CASE)
 } Longlink__V1__OrderFields__OptCancellationReasonCase;
 
+typedef enum {
+  LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE__NOT_SET = 0,
+  LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_BOOL = 7,
+  LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_ROLLOUT_PERCENT = 8,
+  LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_STRING = 9
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE__CASE)
+} Longlink__V1__OrderFields__OptToggleCase;
+
 /*
  * The fields of an order a change sets. An absent field means "unchanged".
  * Each `opt_*` oneof holds one field: it is proto3's `optional` spelled out (protoc-c 1.4.1 does not accept
@@ -377,10 +385,16 @@ struct  Longlink__V1__OrderFields
   union {
     char *cancellation_reason;
   };
+  Longlink__V1__OrderFields__OptToggleCase opt_toggle_case;
+  union {
+    protobuf_c_boolean toggle_bool;
+    uint32_t toggle_rollout_percent;
+    char *toggle_string;
+  };
 };
 #define LONGLINK__V1__ORDER_FIELDS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__order_fields__descriptor) \
-    , {0,NULL}, LONGLINK__V1__ORDER_FIELDS__OPT_DRIVER_ID__NOT_SET, {0}, LONGLINK__V1__ORDER_FIELDS__OPT_ETA_SECONDS__NOT_SET, {0}, LONGLINK__V1__ORDER_FIELDS__OPT_LATITUDE_E6__NOT_SET, {0}, LONGLINK__V1__ORDER_FIELDS__OPT_LONGITUDE_E6__NOT_SET, {0}, LONGLINK__V1__ORDER_FIELDS__OPT_CANCELLATION_REASON__NOT_SET, {0} }
+    , {0,NULL}, LONGLINK__V1__ORDER_FIELDS__OPT_DRIVER_ID__NOT_SET, {0}, LONGLINK__V1__ORDER_FIELDS__OPT_ETA_SECONDS__NOT_SET, {0}, LONGLINK__V1__ORDER_FIELDS__OPT_LATITUDE_E6__NOT_SET, {0}, LONGLINK__V1__ORDER_FIELDS__OPT_LONGITUDE_E6__NOT_SET, {0}, LONGLINK__V1__ORDER_FIELDS__OPT_CANCELLATION_REASON__NOT_SET, {0}, LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE__NOT_SET, {0} }
 
 
 typedef enum {

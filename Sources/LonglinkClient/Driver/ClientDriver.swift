@@ -172,6 +172,7 @@ final class ClientDriver: SelectorHandler {
             case .send(let frame):
                 send(frame)
             case .notify(let change):
+                shared.toggleValues.record(change)  // before observers run, so isEnabled agrees with them
                 shared.observers.notify([change])
             case .connected(let info):
                 isConnected = true

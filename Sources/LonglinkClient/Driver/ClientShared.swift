@@ -9,6 +9,8 @@ final class ClientShared: Sendable {
     let codec: any FrameCodec = ProtobufFrameCodec()
     let observers: ObserverRegistry
     let logger: Logger
+    /// The last value received for each feature toggle (`config://` route).
+    let toggleValues = ToggleCache()
     private let state = Mutex<ConnectionState>(.idle)
     private let stateListeners = Mutex<[UInt64: AsyncStream<ConnectionState>.Continuation]>([:])
     private let receiptListeners = Mutex<[UInt64: AsyncStream<DeliveryReceipt>.Continuation]>([:])

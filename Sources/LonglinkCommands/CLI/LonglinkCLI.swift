@@ -19,6 +19,7 @@ public enum LonglinkCLI {
             ConfigCommand.command,
             InspectCommand.command,
             BenchCommand.command,
+            TogglesCommand.command,
         ]
     }
 

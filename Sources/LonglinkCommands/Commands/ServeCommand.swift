@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LonglinkLoop
 import LonglinkProtobuf
 public import LonglinkStores
@@ -21,15 +22,30 @@ public enum ServeCommand {
         options: ServeOptions.specs
     ) { options, context in
         let configuration = try ServeConfiguration(options: options)
-        return try runServer(configuration, context: context)
+        let reloader = ConfigReloader(options: options, environment: context.environment)
+        return try runServer(configuration, context: context, reloader: reloader)
     }
 
     /// Builds everything, serves until SIGTERM/SIGINT, drains and returns the exit code.
-    static func runServer(_ configuration: ServeConfiguration, context: CommandContext) throws -> Int32 {
-        let logger = Logger(label: "longlink", level: configuration.logLevel, sink: StderrLogSink())
+    static func runServer(
+        _ configuration: ServeConfiguration,
+        context: CommandContext,
+        reloader: ConfigReloader? = nil
+    ) throws -> Int32 {
+        let levelSwitch = LogLevelSwitch(configuration.logLevel)
+        let format: StderrLogSink.Format? = configuration.logJSON.map { $0 ? .json : .text }
+        let logger = Logger(
+            label: "longlink",
+            level: configuration.logLevel,
+            sink: StderrLogSink(format: format),
+            levelSwitch: levelSwitch
+        )
         let security = try configuration.security.prepare(environment: context.environment, io: context.io)
         let running = try RunningGateway.start(configuration, security: security, logger: logger)
         context.io.err(ServeBanner.text(configuration, running: running, security: security))
+        if let admin = running.admin, let listen = configuration.metricsListen {
+            context.io.err("operations: http://\(listen.host):\(admin.port)/ (metrics, healthz, readyz, admin page and API)")
+        }
         if security.tokenHint == nil {
             logger.warning("running with --insecure-dev: no authentication, every client is admin")
         }
@@ -40,6 +56,7 @@ public enum ServeCommand {
                 signals = try SignalSource(signals: UnixSignal.lifecycle, on: loop) { signal in
                     if signal == .hangup {
                         ServeBanner.reload(security.tls, logger: logger)
+                        logger.notice(reloader?.reload(into: levelSwitch) ?? "SIGHUP: nothing else to reload")
                         return
                     }
                     logger.notice("\(signal): draining over \(configuration.drainPeriod)")
@@ -71,6 +88,8 @@ public final class RunningGateway: Sendable {
     public let loopCount: Int
     /// Shadow-store differences, when a shadow store runs.
     public let divergences: ShadowDivergenceReporter
+    /// The operations surface (metrics, health, admin API), when it listens.
+    public let admin: AdminServer?
 
     private init(
         gateway: Gateway,
@@ -78,8 +97,10 @@ public final class RunningGateway: Sendable {
         broker: LocalBroker,
         observers: ObserverRegistry,
         loopCount: Int,
-        divergences: ShadowDivergenceReporter
+        divergences: ShadowDivergenceReporter,
+        admin: AdminServer?
     ) {
+        self.admin = admin
         self.divergences = divergences
         self.gateway = gateway
         self.writer = writer
@@ -130,7 +151,9 @@ public final class RunningGateway: Sendable {
             catalog: catalog,
             retention: configuration.retention,
             authorizer: security.authorizer,
-            logger: logger
+            logger: logger,
+            operationsListen: configuration.metricsListen,
+            drainAction: { kill(getpid(), SIGTERM) }
         )
     }
 
@@ -143,18 +166,21 @@ public final class RunningGateway: Sendable {
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
         authorizer: any Authorizer = AllowAllAuthorizer(),
-        logger: Logger = .disabled
+        logger: Logger = .disabled,
+        operationsListen: HostPort? = nil,
+        drainAction: (@Sendable () -> Void)? = nil
     ) throws -> RunningGateway {
-        let reporter = ShadowDivergenceReporter(logger: Logger(label: "shadow", level: logger.level, sink: logger.sink))
+        let reporter = ShadowDivergenceReporter(logger: logger.labeled("shadow"))
         let observers = ObserverRegistry(logger: logger)
         let broker = LocalBroker()
-        let brokerPublisher = BrokerPublisher(broker: broker, logger: logger)
+        let counters = GatewayCounters()
+        let brokerPublisher = BrokerPublisher(broker: broker, logger: logger, counters: counters)
         let writer: StoreWriter
         do {
             writer = try StoreWriter(
                 observers: observers,
                 configuration: StoreWriter.Configuration(
-                    logger: Logger(label: "store", level: logger.level, sink: logger.sink),
+                    logger: logger.labeled("store"),
                     committed: { records in brokerPublisher.publish(records) }
                 )
             ) { () throws(StoreError) -> any OrderStore in
@@ -173,7 +199,8 @@ public final class RunningGateway: Sendable {
             store: StoreWriterAccess(writer: writer),
             broker: broker,
             authorizer: authorizer,
-            logger: Logger(label: "gateway", level: logger.level, sink: logger.sink)
+            logger: logger.labeled("gateway"),
+            counters: counters
         )
         try broker.start(delivering: gateway.delivery)
         do {
@@ -183,19 +210,47 @@ public final class RunningGateway: Sendable {
             writer.shutdown()
             throw CommandFailure("cannot listen on \(gatewayConfiguration.host):\(gatewayConfiguration.port): \(error)")
         }
-        return RunningGateway(
+        var admin: AdminServer?
+        if let operationsListen {
+            let server = AdminServer(
+                gateway: gateway,
+                store: StoreWriterAdminAccess(writer: writer),
+                observers: observers,
+                authorizer: authorizer,
+                toggles: StoreWriterToggles(writer: writer, observers: observers, publisher: brokerPublisher, clock: SystemWallClock()),
+                logger: logger.labeled("admin"),
+                version: LonglinkVersion.current,
+                drainAction: drainAction ?? { [gateway] in Thread { gateway.drain() }.start() }
+            )
+            do {
+                try server.start(host: operationsListen.host, port: Int(operationsListen.port))
+            } catch {
+                gateway.drain()
+                gateway.stop()
+                broker.shutdown()
+                writer.shutdown()
+                throw CommandFailure("cannot listen on \(operationsListen) (--metrics-listen): \(error)")
+            }
+            admin = server
+        }
+        let running = RunningGateway(
             gateway: gateway,
             writer: writer,
             broker: broker,
             observers: observers,
             loopCount: loops,
-            divergences: reporter
+            divergences: reporter,
+            admin: admin
         )
+        admin?.markReady()
+        return running
     }
 
     /// Graceful stop: drain clients, stop loops, then the broker path, then the Store (flushing its queue).
     public func drainAndStop() {
+        admin?.markDraining()
         gateway.drain()
+        admin?.stop()
         gateway.stop()
         writer.shutdown()
         observers.waitUntilDelivered()

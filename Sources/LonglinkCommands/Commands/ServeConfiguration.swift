@@ -39,6 +39,10 @@ public struct ServeConfiguration: Sendable {
     public var logLevel: LogLevel
     /// TLS, tokens and admission limits.
     public var security: ServeSecurityConfiguration
+    /// Where the operations listener (metrics, health, admin) binds; nil when switched off.
+    public var metricsListen: HostPort?
+    /// Log line format: nil picks text on a terminal and JSON lines otherwise.
+    public var logJSON: Bool?
 
     /// Validates resolved serve options.
     public init(options: ResolvedOptions) throws(CommandLineError) {
@@ -74,6 +78,14 @@ public struct ServeConfiguration: Sendable {
         }
         logLevel = level
         security = try ServeSecurityConfiguration(options: options)
+        let metrics = options.string("metrics-listen") ?? "off"
+        metricsListen = metrics == "off" || metrics.isEmpty ? nil : try HostPort(parsing: metrics, option: "metrics-listen")
+        switch options.string("log-format") ?? "auto" {
+        case "auto": logJSON = nil
+        case "json": logJSON = true
+        case "text": logJSON = false
+        case let other: throw CommandLineError("--log-format must be auto, json or text; got '\(other)'")
+        }
         if pingInterval <= .zero || pongTimeout <= .zero || handshakeTimeout <= .zero {
             throw CommandLineError("--ping-interval, --pong-timeout and --handshake-timeout must be above zero")
         }

@@ -31,5 +31,12 @@ public enum ServeOptions {
         OptionSpec("retention-age", default: "24h", valueName: "DURATION", help: "history age kept per order"),
         OptionSpec("terminal-ttl", default: "24h", valueName: "DURATION", help: "how long finished orders are kept"),
         OptionSpec("log-level", default: "info", valueName: "LEVEL", help: "trace | debug | info | notice | warning | error"),
+        OptionSpec(
+            "metrics-listen",
+            default: "127.0.0.1:9170",
+            valueName: "HOST:PORT",
+            help: "operations listener: /metrics, /healthz, /readyz, admin API and page ('off' disables)"
+        ),
+        OptionSpec("log-format", default: "auto", valueName: "FORMAT", help: "auto (text on a terminal, else JSON lines) | json | text"),
     ] + ServeSecurityConfiguration.specs
 }

@@ -39,10 +39,12 @@ struct StoreWriterAccess: StoreAccess {
 final class BrokerPublisher: Sendable {
     let broker: any Broker
     let logger: Logger
+    let counters: GatewayCounters?
 
-    init(broker: any Broker, logger: Logger) {
+    init(broker: any Broker, logger: Logger, counters: GatewayCounters? = nil) {
         self.broker = broker
         self.logger = logger
+        self.counters = counters
     }
 
     func publish(_ records: [OrderChangeRecord]) {
@@ -50,6 +52,7 @@ final class BrokerPublisher: Sendable {
             do {
                 try broker.publish(record)
             } catch {
+                counters?.recordBrokerError()
                 logger.error("broker publish failed: \(error)", [("route", record.route.text)])
             }
         }

@@ -50,6 +50,9 @@ public struct OrderChangeRecord: Hashable, Sendable {
     public var timestampMillis: UInt64
     /// The publisher's idempotency key (empty when none). Kept by stores, not pushed to subscribers.
     public var idempotencyKey: String
+    /// The kind of route the record is on: `.order`, or `.config` for a feature toggle (whose app is `line` and
+    /// name `orderID`).
+    public var kind: RouteKind = .order
 
     public init(
         orderID: OrderID,
@@ -59,8 +62,10 @@ public struct OrderChangeRecord: Hashable, Sendable {
         fields: OrderFields,
         position: StreamPosition,
         timestampMillis: UInt64,
-        idempotencyKey: String = ""
+        idempotencyKey: String = "",
+        kind: RouteKind = .order
     ) {
+        self.kind = kind
         self.orderID = orderID
         self.line = line
         self.fromState = fromState
@@ -72,7 +77,7 @@ public struct OrderChangeRecord: Hashable, Sendable {
     }
 
     /// The route this record is pushed on.
-    public var route: Route { .order(line, orderID) }
+    public var route: Route { kind == .order ? .order(line, orderID) : .record(kind, line, orderID) }
 }
 
 /// An order as it is now: its current state, the merged fields and the position of its last record.
@@ -91,6 +96,8 @@ public struct OrderSnapshot: Hashable, Sendable {
     public var createdAtMillis: UInt64
     /// When the last record was accepted (ms since the Unix epoch).
     public var updatedAtMillis: UInt64
+    /// The kind of route: `.order`, or `.config` for a feature toggle.
+    public var kind: RouteKind = .order
 
     public init(
         orderID: OrderID,
@@ -99,8 +106,10 @@ public struct OrderSnapshot: Hashable, Sendable {
         fields: OrderFields,
         position: StreamPosition,
         createdAtMillis: UInt64,
-        updatedAtMillis: UInt64
+        updatedAtMillis: UInt64,
+        kind: RouteKind = .order
     ) {
+        self.kind = kind
         self.orderID = orderID
         self.line = line
         self.state = state
@@ -110,8 +119,8 @@ public struct OrderSnapshot: Hashable, Sendable {
         self.updatedAtMillis = updatedAtMillis
     }
 
-    /// The route of this order.
-    public var route: Route { .order(line, orderID) }
+    /// The route of this order (or toggle).
+    public var route: Route { kind == .order ? .order(line, orderID) : .record(kind, line, orderID) }
 
     /// The snapshot after `record` is applied on top of it.
     public func applying(_ record: OrderChangeRecord) -> OrderSnapshot {
@@ -122,7 +131,8 @@ public struct OrderSnapshot: Hashable, Sendable {
             fields: fields.merging(record.fields),
             position: record.position,
             createdAtMillis: createdAtMillis,
-            updatedAtMillis: record.timestampMillis
+            updatedAtMillis: record.timestampMillis,
+            kind: kind
         )
     }
 
@@ -135,7 +145,8 @@ public struct OrderSnapshot: Hashable, Sendable {
             fields: record.fields,
             position: record.position,
             createdAtMillis: record.timestampMillis,
-            updatedAtMillis: record.timestampMillis
+            updatedAtMillis: record.timestampMillis,
+            kind: record.kind
         )
     }
 }

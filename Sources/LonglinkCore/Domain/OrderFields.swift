@@ -41,6 +41,8 @@ public struct OrderFields: Hashable, Sendable {
     public var cancellationReason: String?
     /// Opaque application bytes (at most `maxPayloadBytes`), pushed unchanged; empty when unused.
     public var payload: [UInt8]
+    /// A feature toggle's value (records on `config://` routes only).
+    public var toggle: ToggleValue?
 
     /// The largest payload a change may carry.
     public static let maxPayloadBytes = 16 * 1024
@@ -50,8 +52,10 @@ public struct OrderFields: Hashable, Sendable {
         etaSeconds: UInt32? = nil,
         location: GeoPoint? = nil,
         cancellationReason: String? = nil,
-        payload: [UInt8] = []
+        payload: [UInt8] = [],
+        toggle: ToggleValue? = nil
     ) {
+        self.toggle = toggle
         self.driverID = driverID
         self.etaSeconds = etaSeconds
         self.location = location
@@ -69,7 +73,8 @@ public struct OrderFields: Hashable, Sendable {
             etaSeconds: change.etaSeconds ?? etaSeconds,
             location: change.location ?? location,
             cancellationReason: change.cancellationReason ?? cancellationReason,
-            payload: change.payload.isEmpty ? payload : change.payload
+            payload: change.payload.isEmpty ? payload : change.payload,
+            toggle: change.toggle ?? toggle
         )
     }
 }

@@ -68,6 +68,20 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
         self.init(scheme: scheme, namespace: namespace, key: key)
     }
 
+    /// The route of a record of `kind` whose namespace is `line` and key `id` (both already valid route parts).
+    static func record(_ kind: RouteKind, _ line: BusinessLine, _ id: OrderID) -> Route {
+        Route(scheme: kind.scheme, namespace: line.name, key: id.rawValue)
+    }
+
+    /// For a route that carries records (`order://` and `config://`), its namespace and key as the record's line
+    /// and id: a feature toggle travels as a record whose "line" is its app and "order id" its name.
+    public var recordKey: (line: BusinessLine, id: OrderID)? {
+        guard hasKind(.order) || hasKind(.config), let line = BusinessLine(namespace), let id = OrderID(key) else {
+            return nil
+        }
+        return (line, id)
+    }
+
     /// For an `order://` route, its business line and order id.
     public var order: (line: BusinessLine, id: OrderID)? {
         guard hasKind(.order), let line = BusinessLine(namespace), let id = OrderID(key) else { return nil }

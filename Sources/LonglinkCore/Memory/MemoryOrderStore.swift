@@ -17,6 +17,8 @@ public final class MemoryOrderStore: OrderStore {
     /// hashes only its id.
     private var tables: [LineTable] = []
     private var closed = false
+    /// Feature toggles by route (see `MemoryOrderStore+Toggles.swift`).
+    var toggleTable: [Route: FeatureToggle] = [:]
 
     /// Creates an empty store.
     /// - Parameters:

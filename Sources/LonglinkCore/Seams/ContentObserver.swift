@@ -37,7 +37,8 @@ public struct ContentChange: Hashable, Sendable {
             toState: snapshot.state,
             fields: snapshot.fields,
             position: snapshot.position,
-            timestampMillis: snapshot.updatedAtMillis
+            timestampMillis: snapshot.updatedAtMillis,
+            kind: snapshot.kind
         )
         self.init(route: snapshot.route, record: record, snapshot: snapshot, kind: kind)
     }

@@ -61,11 +61,32 @@ public protocol OrderStore: AnyObject {
 
     /// Flushes and closes. The store is unusable afterwards.
     func shutdown()
+
+    /// Sets a feature toggle: stores `value` with the next offset of that toggle (1 for a new one) in this store's
+    /// epoch, stamped `nowMillis`, and returns it. Toggles live beside the orders, in the same backend; only the
+    /// current value is kept (a client that missed values gets the current one, `recovered = false`).
+    func setToggle(app: String, name: String, value: ToggleValue, nowMillis: UInt64) throws(StoreError) -> FeatureToggle
+
+    /// The toggles of `app` (every toggle when nil), sorted by app then name.
+    func toggles(app: String?) throws(StoreError) -> [FeatureToggle]
 }
 
 extension OrderStore {
     /// Does nothing: stores without resources to release need not implement it.
     public func shutdown() {}
+
+    /// Refuses: a store that keeps no toggles.
+    public func setToggle(app: String, name: String, value: ToggleValue, nowMillis: UInt64) throws(StoreError) -> FeatureToggle {
+        throw .storage("this store keeps no feature toggles", retryable: false)
+    }
+
+    /// No toggles.
+    public func toggles(app: String?) throws(StoreError) -> [FeatureToggle] { [] }
+
+    /// One toggle, or nil.
+    public func toggle(app: String, name: String) throws(StoreError) -> FeatureToggle? {
+        try toggles(app: app).first { $0.name == name }
+    }
 
     /// The default `retainedHistory`: a binary search for the oldest position that is not `.expired`, then one
     /// read of everything after it.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Severity of a log line.
 public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
     case trace, debug, info, notice, warning, error
@@ -40,6 +42,21 @@ public protocol LogSink: Sendable {
     func write(_ record: LogRecord)
 }
 
+/// A minimum log level that can change while the process runs (SIGHUP, the admin API), shared by every logger
+/// derived from one root with `labeled(_:)`. Reading it is one relaxed atomic load.
+public final class LogLevelSwitch: Sendable {
+    private let raw: Atomic<Int>
+
+    /// A switch starting at `level`.
+    public init(_ level: LogLevel) { raw = Atomic(level.rawValue) }
+
+    /// The current minimum level.
+    public var level: LogLevel { LogLevel(rawValue: raw.load(ordering: .relaxed)) ?? .info }
+
+    /// Changes the minimum level for every logger sharing this switch.
+    public func set(_ level: LogLevel) { raw.store(level.rawValue, ordering: .relaxed) }
+}
+
 /// A leveled logger: a label, a minimum level and a sink. Messages and metadata are autoclosures, so nothing
 /// is formatted when the level is off: the hot path pays one integer comparison.
 public struct Logger: Sendable {
@@ -49,11 +66,24 @@ public struct Logger: Sendable {
     public var level: LogLevel
     /// Destination.
     public var sink: any LogSink
+    /// When set, the minimum level is read from here (and `level` is ignored), so it can change at run time.
+    public var levelSwitch: LogLevelSwitch?
 
-    public init(label: String, level: LogLevel = .info, sink: any LogSink) {
+    public init(label: String, level: LogLevel = .info, sink: any LogSink, levelSwitch: LogLevelSwitch? = nil) {
         self.label = label
         self.level = level
         self.sink = sink
+        self.levelSwitch = levelSwitch
+    }
+
+    /// The minimum level in force now.
+    public var effectiveLevel: LogLevel { levelSwitch?.level ?? level }
+
+    /// The same logger (sink, level, switch) under another label: how subsystems get their own.
+    public func labeled(_ label: String) -> Logger {
+        var logger = self
+        logger.label = label
+        return logger
     }
 
     /// Logs `message` at `level` when enabled.
@@ -63,8 +93,8 @@ public struct Logger: Sendable {
         _ message: @autoclosure () -> String,
         _ metadata: @autoclosure () -> [(String, String)] = []
     ) {
-        guard level >= self.level else { return }
-        sink.write(LogRecord(level: level, label: label, message: message(), metadata: metadata()))
+        guard level >= (levelSwitch?.level ?? self.level) else { return }
+        sink.write(LogRecord(level: level, label: label, message: message(), metadata: metadata()).redacted())
     }
 
     public func trace(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = []) {

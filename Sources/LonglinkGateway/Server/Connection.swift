@@ -33,7 +33,9 @@ final class Connection: SelectorHandler {
     private(set) var isClosed = false
     /// Under the `coalesce` policy: the latest record per route held back while the queue is over the limit.
     private var coalesced: [Route: OrderChangeRecord] = [:]
-    /// Monotonic ms of the last inbound byte, for inspection.
+    /// Whether the transport is TLS (for inspection and the per-transport connection gauge).
+    var isTLS = false
+    /// Monotonic ms of the last inbound byte (or of the accept), for inspection.
     private(set) var lastActivityMillis: UInt64 = 0
 
     init(id: UInt64, sourceAddress: String, transport: any Transport, owner: LoopGateway, nowMillis: UInt64) {
@@ -42,7 +44,7 @@ final class Connection: SelectorHandler {
         self.transport = transport
         self.owner = owner
         self.peer = PeerStateMachine(clientID: "c\(id)", context: owner.shared.peerContext, nowMillis: nowMillis)
-        self.lastActivityMillis = nowMillis
+        self.lastActivityMillis = owner.nowMillis
     }
 
     // MARK: Readiness
@@ -149,6 +151,13 @@ final class Connection: SelectorHandler {
         for action in actions {
             switch action {
             case .send(let frame):
+                if case .connected = frame {
+                    owner.shared.logger.debug(
+                        "client connected",
+                        [("conn", clientID), ("user", peer.principal?.userID ?? "-"), ("client", peer.clientName),
+                         ("address", remoteAddress)]
+                    )
+                }
                 send(frame)
             case .subscribe(let route, let since, let requestID):
                 owner.subscribe(self, to: route, since: since, requestID: requestID)

@@ -16,7 +16,7 @@ public final class Gateway: Sendable {
         case initial, running, draining, stopped
     }
 
-    private let shared: GatewayShared
+    let shared: GatewayShared
     private let state = Mutex(State.initial)
     private let group = Mutex<EventLoopGroup?>(nil)
     private let boundPorts = Mutex<[Int]>([])

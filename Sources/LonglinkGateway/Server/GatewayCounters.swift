@@ -15,7 +15,7 @@ public final class GatewayCounters: Sendable {
     let pushes = Atomic<Int>(0)
     /// Bytes of push frames queued.
     let pushedBytes = Atomic<Int>(0)
-    /// Publishes the Store accepted.
+    /// Publishes the Store accepted (from clients and the admin API).(from clients and the admin API).
     let publishesApplied = Atomic<Int>(0)
     /// Publishes refused (illegal transition, unknown order, ...).
     let publishesRefused = Atomic<Int>(0)
@@ -30,8 +30,88 @@ public final class GatewayCounters: Sendable {
     /// Transport handshake steps postponed by the per-iteration handshake budget.
     let handshakesDeferred = Atomic<Int>(0)
     private let disconnects = Mutex<[UInt32: Int]>([:])
+    /// Subscribes with a resume position answered with `recovered = false` (history could not be filled).
+    let recoveriesFailed = Atomic<Int>(0)
+    /// Open connections over TLS (the rest are plain TCP).
+    let tlsConnections = Atomic<Int>(0)
+    /// Store failures seen by the gateway (storage errors, closed store) on publishes and subscribe reads.
+    let storeErrors = Atomic<Int>(0)
+    /// Broker failures (subscribe, publish).
+    let brokerErrors = Atomic<Int>(0)
+    private let refusals = Mutex<[String: Int]>([:])
+    private let publishRefusals = Mutex<[UInt32: Int]>([:])
+    private let loopIterations = Mutex<[Int: MetricHistogram]>([:])
+    /// Time from the Store accepting a record to a loop queueing it for its subscribers (once per record per loop).
+    public let publishDeliverLatency = MetricHistogram.latency()
+    /// Time from handing a client's publish to the Store's writer to its durable result.
+    public let storeApplyLatency = MetricHistogram.latency()
+    /// Outbound queue size per connection, sampled at every housekeeping tick.
+    public let outboundQueueBytes = MetricHistogram.bytes()
 
     public init() {}
+
+    /// Counts a connection refused at accept, by reason (`limit`, `draining`, ...).
+    func recordRefused(_ reason: String) {
+        refused.add(1, ordering: .relaxed)
+        refusals.withLock { $0[reason, default: 0] += 1 }
+    }
+
+    /// Counts a publish the Store refused, by error code.
+    func recordPublishRefused(_ code: ErrorCode) {
+        publishRefusals.withLock { $0[code.rawValue, default: 0] += 1 }
+    }
+
+    /// Counts a publish made outside a client connection (the admin API) by its Store result.
+    public func recordPublish(_ result: Result<AppliedChange, StoreError>) {
+        switch result {
+        case .success: publishesApplied.add(1, ordering: .relaxed)
+        case .failure(let error):
+            publishesRefused.add(1, ordering: .relaxed)
+            recordPublishRefused(error.code)
+            if error.code == .unavailable { storeErrors.add(1, ordering: .relaxed) }
+        }
+    }
+
+    /// Counts a broker failure seen outside the gateway (the composition root's broker publisher).
+    public func recordBrokerError() { brokerErrors.add(1, ordering: .relaxed) }
+
+    /// Counts a Store failure seen outside the gateway (admin reads and publishes).
+    public func recordStoreError() { storeErrors.add(1, ordering: .relaxed) }
+
+    /// The iteration-time histogram of loop `id` (busy time per iteration, excluding the sleep).
+    public func loopIterationHistogram(_ id: Int) -> MetricHistogram {
+        loopIterations.withLock { table in
+            if let histogram = table[id] { return histogram }
+            let histogram = MetricHistogram(
+                bounds: [10_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 5_000_000, 10_000_000, 50_000_000, 250_000_000, 1_000_000_000],
+                scale: 1e-9
+            )
+            table[id] = histogram
+            return histogram
+        }
+    }
+
+    /// Every loop's iteration histogram, by loop id.
+    public var loopIterationHistograms: [Int: MetricHistogram] { loopIterations.withLock { $0 } }
+
+    /// Connections refused at accept, by reason.
+    public var refusedByReason: [String: Int] { refusals.withLock { $0 } }
+
+    /// Publishes the Store refused, by error code.
+    public var publishesRefusedByCode: [ErrorCode: Int] {
+        publishRefusals.withLock { table in
+            Dictionary(uniqueKeysWithValues: table.map { (ErrorCode(rawValue: $0.key), $0.value) })
+        }
+    }
+
+    /// Resumes answered with recovered = false.
+    public var failedRecoveries: Int { recoveriesFailed.load(ordering: .relaxed) }
+    /// Open TLS connections.
+    public var tlsConnectionCount: Int { tlsConnections.load(ordering: .relaxed) }
+    /// Store failures so far.
+    public var storeErrorCount: Int { storeErrors.load(ordering: .relaxed) }
+    /// Broker failures so far.
+    public var brokerErrorCount: Int { brokerErrors.load(ordering: .relaxed) }
 
     /// Counts a disconnect by its numbered reason.
     func recordDisconnect(_ code: DisconnectCode) {

@@ -109,6 +109,13 @@ final class Hub {
 
     /// Subscriptions on this loop.
     var subscriptionCount: Int { routes.values.reduce(0) { $0 + $1.count } }
+
+    /// Subscribers per route on this loop (for inspection).
+    func subscriberCounts() -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for (route, subscribers) in routes { counts[route.text] = subscribers.count }
+        return counts
+    }
 }
 
 @available(*, unavailable)

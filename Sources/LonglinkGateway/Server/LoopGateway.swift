@@ -17,8 +17,8 @@ final class LoopGateway {
     }
 
     private var listeners: [Listener] = []
-    private var connections: [UInt64: Connection] = [:]
-    private let hub = Hub()
+    private(set) var connections: [UInt64: Connection] = [:]
+    let hub = Hub()
     private var pendingFlush: [Connection] = []
     private var encodeScratch = ByteBuffer(capacity: 4096)
     private var nextSerial: UInt64 = 1
@@ -44,6 +44,8 @@ final class LoopGateway {
             self.refillHandshakeBudget()
         }
         context.schedule(every: shared.configuration.tickInterval) { [unowned self] in self.tick() }
+        let iterations = shared.counters.loopIterationHistogram(context.eventLoop.id)
+        context.addIterationObserver { busy in iterations.observe(busy) }
         for spec in specs {
             let transport = spec.transport
             let listener: Listener
@@ -70,7 +72,7 @@ final class LoopGateway {
         let counters = shared.counters
         counters.accepted.add(1, ordering: .relaxed)
         if draining || counters.connections.load(ordering: .relaxed) >= shared.configuration.maxConnections {
-            counters.refused.add(1, ordering: .relaxed)
+            counters.recordRefused(draining ? "draining" : "limit")
             refuse(fd, draining ? .shutdown : .tooManyConnections)
             return
         }
@@ -122,7 +124,10 @@ final class LoopGateway {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         shared.counters.connections.subtract(1, ordering: .relaxed)
         shared.admission.release(address: connection.sourceAddress)
-        shared.logger.debug("connection closed: \(reason)", [("conn", connection.clientID)])
+        shared.logger.debug(
+            "connection closed: \(reason)",
+            [("conn", connection.clientID), ("user", connection.peer.principal?.userID ?? "-")]
+        )
         if draining && connections.isEmpty { finishDrain() }
     }
 
@@ -165,6 +170,11 @@ final class LoopGateway {
 
     /// A stored record for this loop's subscribers: the same bytes go to every one of them.
     func deliver(_ record: OrderChangeRecord, on route: Route, bytes: [UInt8]) {
+        guard hub.subscriberCount(of: route) > 0 else { return }
+        let now = wallMillis
+        shared.counters.publishDeliverLatency.observe(
+            now > record.timestampMillis ? (now - record.timestampMillis) * 1_000_000 : 0
+        )
         hub.forEachSubscriber(of: route) { connection in
             connection.deliver(record, on: route, sharedBytes: bytes)
         }
@@ -176,13 +186,24 @@ final class LoopGateway {
                 try shared.broker.subscribe([route])
             } catch {
                 _ = hub.remove(connection, from: route)
+                shared.counters.brokerErrors.add(1, ordering: .relaxed)
                 connection.perform(connection.peer.subscribeFailed(route: route, error: .storage("\(error)", retryable: true)))
                 return
             }
         }
         shared.counters.subscriptions.add(1, ordering: .relaxed)
+        if route.kind == .config {
+            let loop = context.eventLoop
+            let connectionID = connection.id
+            shared.store.readToggleForSubscribe(route, since: since) { result in
+                loop.execute { context in
+                    context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
+                }
+            }
+            return
+        }
         guard let (line, order) = route.order else {
-            // Only order routes have stored content so far: answer with an empty snapshot.
+            // Other route kinds have no stored content: answer with an empty snapshot.
             connection.perform(
                 connection.peer.subscribeCompleted(route: route, read: SubscribeRead(epoch: 0, snapshot: nil, history: nil))
             )
@@ -207,11 +228,16 @@ final class LoopGateway {
         switch result {
         case .success(let read):
             let actions = connection.peer.subscribeCompleted(route: route, read: read)
-            for case .send(.subscribed(let subscribed)) in actions where subscribed.recovered {
-                shared.counters.recoveries.add(1, ordering: .relaxed)
+            for case .send(.subscribed(let subscribed)) in actions where read.history != nil {
+                if subscribed.recovered {
+                    shared.counters.recoveries.add(1, ordering: .relaxed)
+                } else {
+                    shared.counters.recoveriesFailed.add(1, ordering: .relaxed)
+                }
             }
             connection.perform(actions)
         case .failure(let error):
+            shared.counters.storeErrors.add(1, ordering: .relaxed)
             connection.perform(connection.peer.subscribeFailed(route: route, error: error))
         }
     }
@@ -228,7 +254,9 @@ final class LoopGateway {
         let loop = context.eventLoop
         let connectionID = connection.id
         let shared = self.shared
+        let started = MonotonicClock.nanoseconds()
         shared.store.apply(change) { result in
+            shared.counters.storeApplyLatency.observe(MonotonicClock.nanoseconds() &- started)
             switch result {
             case .success(let applied):
                 shared.counters.publishesApplied.add(1, ordering: .relaxed)
@@ -241,8 +269,10 @@ final class LoopGateway {
                         nowMillis: shared.clock.nowMillis()
                     )
                 }
-            case .failure:
+            case .failure(let error):
                 shared.counters.publishesRefused.add(1, ordering: .relaxed)
+                shared.counters.recordPublishRefused(error.code)
+                if error.code == .unavailable { shared.counters.storeErrors.add(1, ordering: .relaxed) }
             }
             loop.execute { context in
                 guard let gateway = context.attachment(LoopGateway.self),
@@ -270,7 +300,9 @@ final class LoopGateway {
     /// Housekeeping: handshake deadlines, heartbeats and token expiry for every connection on this loop.
     private func tick() {
         let now = wallMillis
+        let queueSizes = shared.counters.outboundQueueBytes
         for connection in Array(connections.values) where !connection.isClosed {
+            queueSizes.observe(UInt64(connection.queuedBytes))
             let actions = connection.peer.tick(nowMillis: now)
             if !actions.isEmpty { connection.perform(actions) }
             if !connection.flushScheduled { connection.outbound.releaseStorageIfEmpty() }

@@ -16,4 +16,24 @@ public protocol StoreAccess: Sendable {
         limit: Int,
         completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
     )
+
+    /// Reads what a subscribe to a `config://<app>/<name>` route needs: the toggle's current value as the snapshot,
+    /// and, when `since` is given, `.records([])` if the client is up to date, `.records([current])` if it missed
+    /// exactly the last change, `.expired` otherwise (a toggle keeps no history; the snapshot is what counts).
+    func readToggleForSubscribe(
+        _ route: Route,
+        since: StreamPosition?,
+        completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
+    )
+}
+
+extension StoreAccess {
+    /// A Store without toggles: every config route is empty.
+    public func readToggleForSubscribe(
+        _ route: Route,
+        since: StreamPosition?,
+        completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
+    ) {
+        completion(.success(SubscribeRead(epoch: 0, snapshot: nil, history: nil)))
+    }
 }

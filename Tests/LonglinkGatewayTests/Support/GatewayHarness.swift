@@ -22,7 +22,8 @@ final class GatewayHarness {
         slowPolicy: GatewayConfiguration.SlowConsumerPolicy = .disconnect,
         drainPeriod: Duration = .milliseconds(300),
         maxConnections: Int = 19_000,
-        socketSendBuffer: Int? = nil
+        socketSendBuffer: Int? = nil,
+        operations: Bool = false
     ) throws {
         let peer = PeerSettings(
             nodeID: "test-node",
@@ -42,9 +43,13 @@ final class GatewayHarness {
                 drainPeriod: drainPeriod,
                 socketSendBuffer: socketSendBuffer
             ),
-            store: store
+            store: store,
+            operationsListen: operations ? HostPort(host: "127.0.0.1", port: 0) : nil
         )
     }
+
+    /// The operations listener's port (start with `operations: true`).
+    var adminPort: Int { running.admin?.port ?? 0 }
 
     func client(_ configure: (inout ClientConfiguration) -> Void = { _ in }) throws -> LonglinkClient {
         var configuration = ClientConfiguration(host: "127.0.0.1", port: port, connectTimeout: .seconds(5))

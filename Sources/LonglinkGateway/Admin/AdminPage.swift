@@ -1,0 +1,250 @@
+/// The admin page: one self-contained HTML document (inline CSS and JavaScript, no external resources, works
+/// offline) served at `/` and `/admin`. It calls the admin API with the token from `#token=...` in its address
+/// (or typed in), polls `/admin/stats`, `/admin/routes` and `/admin/connections`, looks up orders, and reads the
+/// tap (`/admin/tap`) with a streaming `fetch`, because `EventSource` cannot send an Authorization header.
+/// `#order=taxi/8812` in the address opens that order at load.
+enum AdminPage {
+    /// Only this document's own inline code and same-origin requests.
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'"
+
+    /// The page's bytes, built once.
+    static let bytes: [UInt8] = Array(html.utf8)
+
+    static let html = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>longlink admin</title>
+<style>
+  :root { --bg:#0f1419; --panel:#171d24; --line:#263040; --text:#d8dee9; --dim:#8b98a9; --accent:#4fb3ff; --ok:#5fd38d; --bad:#ff6b6b; }
+  * { box-sizing: border-box; }
+  body { margin:0; font:14px/1.4 system-ui, sans-serif; background:var(--bg); color:var(--text); }
+  header { display:flex; gap:16px; align-items:center; padding:10px 18px; background:var(--panel); border-bottom:1px solid var(--line); }
+  header h1 { font-size:16px; margin:0; letter-spacing:.5px; }
+  header .state { padding:2px 8px; border-radius:10px; background:var(--line); }
+  header .state.ready { background:#1d4d33; color:var(--ok); }
+  header .state.draining, header .state.starting { background:#4d1d1d; color:var(--bad); }
+  header input { background:var(--bg); color:var(--text); border:1px solid var(--line); padding:4px 6px; border-radius:4px; }
+  main { display:grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap:14px; padding:14px 18px; }
+  section { background:var(--panel); border:1px solid var(--line); border-radius:6px; padding:10px 12px; min-width:0; }
+  section h2 { font-size:13px; text-transform:uppercase; color:var(--dim); margin:0 0 8px; letter-spacing:.8px; }
+  .wide { grid-column: 1 / -1; }
+  .cards { display:grid; grid-template-columns: repeat(auto-fit, minmax(120px, 1fr)); gap:10px; }
+  .card { background:var(--bg); border:1px solid var(--line); border-radius:6px; padding:8px 10px; }
+  .card .value { font-size:22px; font-variant-numeric: tabular-nums; color:var(--accent); }
+  .card .label { color:var(--dim); font-size:12px; }
+  table { width:100%; border-collapse:collapse; font-variant-numeric: tabular-nums; }
+  th, td { text-align:left; padding:4px 6px; border-bottom:1px solid var(--line); vertical-align:top; overflow-wrap:anywhere; }
+  th { color:var(--dim); font-weight:500; font-size:12px; }
+  form, .controls { display:flex; gap:8px; margin-bottom:8px; flex-wrap:wrap; }
+  input, select, button { font:inherit; background:var(--bg); color:var(--text); border:1px solid var(--line); border-radius:4px; padding:4px 8px; }
+  button { cursor:pointer; } button:hover { border-color:var(--accent); }
+  .muted { color:var(--dim); } .error { color:var(--bad); }
+  .scroll { max-height:340px; overflow:auto; }
+  code { color:var(--accent); }
+</style>
+</head>
+<body>
+<header>
+  <h1>longlink</h1>
+  <span id="state" class="state">…</span>
+  <span id="version" class="muted"></span>
+  <span style="flex:1"></span>
+  <label class="muted">token <input id="token" type="password" size="18" autocomplete="off"></label>
+  <span id="message" class="error"></span>
+</header>
+<main>
+  <section class="wide">
+    <h2>Node</h2>
+    <div class="cards">
+      <div class="card"><div class="value" id="stat-connections">–</div><div class="label">connections</div></div>
+      <div class="card"><div class="value" id="stat-subscriptions">–</div><div class="label">subscriptions</div></div>
+      <div class="card"><div class="value" id="stat-publishes">–</div><div class="label">publishes applied</div></div>
+      <div class="card"><div class="value" id="stat-pushes">–</div><div class="label">pushes</div></div>
+      <div class="card"><div class="value" id="rate-publishes">–</div><div class="label">publishes / s</div></div>
+      <div class="card"><div class="value" id="rate-pushes">–</div><div class="label">pushes / s</div></div>
+      <div class="card"><div class="value" id="rate-bytes">–</div><div class="label">push bytes / s</div></div>
+      <div class="card"><div class="value" id="rate-accepted">–</div><div class="label">new connections / s</div></div>
+    </div>
+  </section>
+  <section>
+    <h2>Top routes</h2>
+    <table id="routes"><thead><tr><th>route</th><th>subscribers</th></tr></thead><tbody></tbody></table>
+  </section>
+  <section>
+    <h2>Order lookup</h2>
+    <form id="lookup">
+      <input id="lookup-line" value="taxi" size="8" aria-label="business line">
+      <input id="lookup-order" placeholder="order id" size="14" aria-label="order id">
+      <button>show</button>
+    </form>
+    <div id="snapshot" class="muted">Enter a business line and an order id.</div>
+    <div class="scroll"><table id="history"><thead><tr><th>offset</th><th>from → to</th><th>time</th><th>fields</th></tr></thead><tbody></tbody></table></div>
+  </section>
+  <section class="wide">
+    <h2>Connections <span id="connections-total" class="muted"></span></h2>
+    <div class="controls">
+      <input id="conn-filter" placeholder="filter: user, address, route…" size="28">
+      <select id="conn-sort">
+        <option value="id">by id</option><option value="outbound_bytes">by outbound bytes</option>
+        <option value="last_activity">by last activity</option><option value="user">by user</option>
+        <option value="subscriptions">by subscriptions</option>
+      </select>
+    </div>
+    <div class="scroll"><table id="connections"><thead><tr><th>id</th><th>user</th><th>address</th><th>client</th><th>subscriptions</th><th>queued</th><th>idle ms</th><th>loop</th><th></th></tr></thead><tbody></tbody></table></div>
+  </section>
+  <section class="wide">
+    <h2>Live tap</h2>
+    <div class="controls">
+      <input id="tap-route" placeholder="route pattern, e.g. order://taxi/*" size="30">
+      <input id="tap-state" placeholder="target state" size="14">
+      <button id="tap-toggle">start</button>
+      <span id="tap-status" class="muted">stopped</span>
+    </div>
+    <div class="scroll"><table id="tap"><thead><tr><th>time</th><th>route</th><th>offset</th><th>from → to</th><th>fields</th></tr></thead><tbody></tbody></table></div>
+  </section>
+</main>
+<script>
+"use strict";
+const $ = (selector) => document.querySelector(selector);
+const hash = new URLSearchParams(location.hash.slice(1));
+let token = hash.get("token") || sessionStorage.getItem("longlink-token") || "";
+$("#token").value = token;
+$("#token").addEventListener("change", (e) => { token = e.target.value; sessionStorage.setItem("longlink-token", token); refresh(); restartTap(); });
+
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes || {})) node.setAttribute(key, value);
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+function say(text) { $("#message").textContent = text || ""; }
+async function api(path, options = {}) {
+  const response = await fetch(path, { ...options, headers: { "Authorization": "Bearer " + token, ...(options.headers || {}) } });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.error || ("HTTP " + response.status));
+  return body;
+}
+const number = (value) => Number(value).toLocaleString("en-US", { maximumFractionDigits: 1 });
+const time = (ms) => new Date(ms).toISOString().replace("T", " ").replace("Z", "");
+function fields(record) {
+  const parts = [];
+  for (const key of ["driver_id", "eta_seconds", "cancellation_reason", "payload_bytes"]) if (record[key] !== undefined) parts.push(key + "=" + record[key]);
+  if (record.lat_e6 !== undefined) parts.push("at " + (record.lat_e6 / 1e6).toFixed(5) + "," + (record.lon_e6 / 1e6).toFixed(5));
+  return parts.join(" ");
+}
+function transition(record) { return (record.from ? record.from + " → " : "") + record.to; }
+
+let previous = null;
+async function pollStats() {
+  const stats = await api("/admin/stats");
+  const state = $("#state");
+  state.textContent = stats.state; state.className = "state " + stats.state;
+  $("#version").textContent = "v" + stats.version;
+  $("#stat-connections").textContent = number(stats.connections);
+  $("#stat-subscriptions").textContent = number(stats.subscriptions);
+  $("#stat-publishes").textContent = number(stats.publishes_applied);
+  $("#stat-pushes").textContent = number(stats.pushes);
+  if (previous && stats.time_ms > previous.time_ms) {
+    const seconds = (stats.time_ms - previous.time_ms) / 1000;
+    $("#rate-publishes").textContent = number((stats.publishes_applied - previous.publishes_applied) / seconds);
+    $("#rate-pushes").textContent = number((stats.pushes - previous.pushes) / seconds);
+    $("#rate-bytes").textContent = number((stats.pushed_bytes - previous.pushed_bytes) / seconds);
+    $("#rate-accepted").textContent = number((stats.accepted - previous.accepted) / seconds);
+  }
+  previous = stats;
+}
+async function pollRoutes() {
+  const body = await api("/admin/routes?limit=10");
+  $("#routes tbody").replaceChildren(...body.routes.map((r) => el("tr", { "class": "route-row" }, el("td", {}, el("code", {}, r.route)), el("td", {}, r.subscribers))));
+}
+async function pollConnections() {
+  const query = new URLSearchParams({ sort: $("#conn-sort").value, filter: $("#conn-filter").value, limit: "200" });
+  const body = await api("/admin/connections?" + query);
+  $("#connections-total").textContent = "(" + body.total + ")";
+  $("#connections tbody").replaceChildren(...body.connections.map((c) => {
+    const button = el("button", { title: "disconnect with 3007 admin_reconnect" }, "disconnect");
+    button.addEventListener("click", async () => {
+      try { await api("/admin/connections/" + encodeURIComponent(c.id) + "/disconnect", { method: "POST", body: "{}" }); say(""); }
+      catch (error) { say(error.message); }
+      pollConnections().catch((error) => say(error.message));
+    });
+    return el("tr", { "class": "connection-row" }, el("td", {}, c.id), el("td", {}, c.user ?? "–"), el("td", {}, c.address), el("td", {}, c.client),
+      el("td", {}, c.subscriptions.join(" ")), el("td", {}, number(c.outbound_bytes)), el("td", {}, number(c.last_activity_ms_ago)), el("td", {}, c.loop), el("td", {}, button));
+  }));
+}
+async function refresh() {
+  if (!token) { say("enter an admin token"); return; }
+  try { await Promise.all([pollStats(), pollRoutes(), pollConnections()]); say(""); }
+  catch (error) { say(error.message); }
+}
+
+async function lookup(line, order) {
+  try {
+    const body = await api("/admin/orders/" + encodeURIComponent(line) + "/" + encodeURIComponent(order));
+    const s = body.snapshot;
+    $("#snapshot").replaceChildren(el("span", { id: "snapshot-state" }, s.route + " is " + s.state), el("span", { "class": "muted" }, " · offset " + s.offset + " · updated " + time(s.updated_ms) + " " + fields(s)));
+    $("#history tbody").replaceChildren(...body.history.map((r) => el("tr", { "class": "history-row" }, el("td", {}, r.offset), el("td", {}, transition(r)), el("td", {}, time(r.time_ms)), el("td", {}, fields(r)))));
+  } catch (error) {
+    $("#snapshot").replaceChildren(el("span", { "class": "error" }, error.message));
+    $("#history tbody").replaceChildren();
+  }
+}
+$("#lookup").addEventListener("submit", (e) => { e.preventDefault(); lookup($("#lookup-line").value, $("#lookup-order").value); });
+
+let tap = null;
+function addTapRow(record) {
+  const body = $("#tap tbody");
+  body.prepend(el("tr", { "class": "tap-row" }, el("td", {}, time(record.time_ms)), el("td", {}, el("code", {}, record.route)), el("td", {}, record.epoch + ":" + record.offset), el("td", {}, transition(record)), el("td", {}, fields(record))));
+  while (body.children.length > 100) body.lastChild.remove();
+}
+async function startTap() {
+  const controller = new AbortController();
+  tap = controller;
+  $("#tap-toggle").textContent = "stop";
+  const query = new URLSearchParams({ recent: "50" });
+  if ($("#tap-route").value) query.set("route", $("#tap-route").value);
+  if ($("#tap-state").value) query.set("state", $("#tap-state").value);
+  try {
+    const response = await fetch("/admin/tap?" + query, { headers: { "Authorization": "Bearer " + token }, signal: controller.signal });
+    if (!response.ok) throw new Error("tap: HTTP " + response.status);
+    $("#tap-status").textContent = "live";
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffered += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = buffered.indexOf("\n\n")) >= 0) {
+        const event = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        for (const line of event.split("\n")) if (line.startsWith("data: ")) addTapRow(JSON.parse(line.slice(6)));
+      }
+    }
+    $("#tap-status").textContent = "ended";
+  } catch (error) {
+    $("#tap-status").textContent = controller.signal.aborted ? "stopped" : error.message;
+  }
+  if (tap === controller) { tap = null; $("#tap-toggle").textContent = "start"; }
+}
+function stopTap() { if (tap) { tap.abort(); tap = null; } $("#tap-toggle").textContent = "start"; }
+function restartTap() { stopTap(); if (token) startTap(); }
+$("#tap-toggle").addEventListener("click", () => { if (tap) stopTap(); else startTap(); });
+$("#conn-filter").addEventListener("input", () => pollConnections().catch((error) => say(error.message)));
+$("#conn-sort").addEventListener("change", () => pollConnections().catch((error) => say(error.message)));
+
+refresh();
+setInterval(refresh, 2000);
+if (token) startTap();
+const wanted = (hash.get("order") || "").split("/");
+if (wanted.length === 2 && token) { $("#lookup-line").value = wanted[0]; $("#lookup-order").value = wanted[1]; lookup(wanted[0], wanted[1]); }
+</script>
+</body>
+</html>
+"""#
+}

@@ -1,0 +1,58 @@
+import Synchronization
+
+/// A Prometheus histogram with fixed buckets, updated with relaxed atomics from any thread (three atomic adds
+/// per observation, no lock). Values are integers in a base unit (nanoseconds, bytes); `scale` turns them into
+/// the exported unit (seconds: 1e-9).
+public final class MetricHistogram: Sendable {
+    /// Upper bounds of the buckets in the base unit, ascending (the `+Inf` bucket is implicit).
+    public let bounds: [UInt64]
+    /// Multiplier from the base unit to the exported unit.
+    public let scale: Double
+    private let buckets: [AtomicCounter]
+    private let sum = Atomic<UInt64>(0)
+    private let total = Atomic<Int>(0)
+
+    /// Creates an empty histogram.
+    public init(bounds: [UInt64], scale: Double = 1) {
+        precondition(bounds == bounds.sorted(), "histogram bounds must ascend")
+        self.bounds = bounds
+        self.scale = scale
+        self.buckets = (0...bounds.count).map { _ in AtomicCounter() }
+    }
+
+    /// Records one value.
+    public func observe(_ value: UInt64) {
+        var index = 0
+        while index < bounds.count && value > bounds[index] { index += 1 }
+        buckets[index].value.add(1, ordering: .relaxed)
+        sum.add(value, ordering: .relaxed)
+        total.add(1, ordering: .relaxed)
+    }
+
+    /// A copy: cumulative counts per bound (then `+Inf`), the sum in the exported unit and the count.
+    public var snapshot: (cumulative: [Int], sum: Double, count: Int) {
+        var running = 0
+        var cumulative: [Int] = []
+        for bucket in buckets {
+            running += bucket.value.load(ordering: .relaxed)
+            cumulative.append(running)
+        }
+        return (cumulative, Double(sum.load(ordering: .relaxed)) * scale, cumulative.last ?? 0)
+    }
+
+    /// Latency buckets from 50 µs to 10 s, in nanoseconds.
+    public static func latency() -> MetricHistogram {
+        let seconds: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+        return MetricHistogram(bounds: seconds.map { UInt64($0 * 1e9) }, scale: 1e-9)
+    }
+
+    /// Size buckets from 0 bytes to 16 MiB.
+    public static func bytes() -> MetricHistogram {
+        MetricHistogram(bounds: [0, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1 << 20, 4 << 20, 16 << 20])
+    }
+}
+
+/// One atomic integer in a class, so counters can live in arrays (an `Atomic` cannot be copied).
+final class AtomicCounter: Sendable {
+    let value = Atomic<Int>(0)
+}

@@ -1,0 +1,24 @@
+import LonglinkHTTP
+import Testing
+
+@Suite("JSON values")
+struct JSONValueTests {
+    @Test("round-trips nested values, escapes and unicode")
+    func roundTrip() throws {
+        let value = JSONValue.object([
+            ("a", .array([.int(1), .double(2.5), .null, .bool(true)])),
+            ("s", .string("quote \" back \\ newline \n tab \t é 🚕 <script>")),
+            ("n", .int(-42)),
+        ])
+        let text = value.serialized
+        #expect(!text.contains("<script>"))
+        #expect(try JSONValue.parse(text) == value)
+        #expect(try JSONValue.parse("\"\\ud83d\\ude95\"") == .string("🚕"))
+        #expect(try JSONValue.parse(" { \"k\" : [ 1e3 , -0.5 ] } ")["k"] == .array([.double(1000), .double(-0.5)]))
+    }
+
+    @Test("refuses malformed text", arguments: ["", "{", "[1,]", "{\"a\" 1}", "01", "\"\\x\"", "tru", "1 2", "\"\u{01}\"", "[" + String(repeating: "[", count: 40) + String(repeating: "]", count: 41)])
+    func malformed(text: String) {
+        #expect(throws: JSONError.self) { try JSONValue.parse(text) }
+    }
+}
