@@ -171,7 +171,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LonglinkCommandsTests",
-            dependencies: ["LonglinkCommands", "LonglinkTestSupport"],
+            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

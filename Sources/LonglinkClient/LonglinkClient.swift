@@ -120,6 +120,22 @@ public final class LonglinkClient: Sendable {
         return try result.get()
     }
 
+    /// Reads a route's current snapshot and its retained history (oldest first) without staying subscribed.
+    /// `recovered` is false when the history was longer than the server sends at once.
+    public func history(of route: Route) async throws(ClientError) -> Subscribed {
+        let result: Result<Subscribed, ClientError> = await withCheckedContinuation { continuation in
+            let posted = loop.execute { context in
+                guard let driver = context.attachment(ClientDriver.self) else {
+                    continuation.resume(returning: .failure(.closed))
+                    return
+                }
+                driver.history(of: route) { continuation.resume(returning: $0) }
+            }
+            if !posted { continuation.resume(returning: .failure(.closed)) }
+        }
+        return try result.get()
+    }
+
     /// Delivery receipts for publishes made with `wantsReceipts: true`.
     public func receipts() -> AsyncStream<DeliveryReceipt> { shared.receipts() }
 

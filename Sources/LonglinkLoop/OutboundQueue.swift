@@ -76,6 +76,15 @@ public struct OutboundQueue: Sendable {
         return try result.get()
     }
 
+    /// Frees the chunk array's storage when nothing is queued, so an idle connection keeps no buffer. Call it
+    /// from housekeeping, not after every flush (a busy connection reuses the capacity).
+    public mutating func releaseStorageIfEmpty() {
+        guard queuedBytes == 0, chunks.capacity > 0 else { return }
+        chunks = []
+        head = 0
+        headOffset = 0
+    }
+
     /// Drops everything queued (the connection is closing).
     public mutating func removeAll() {
         chunks.removeAll(keepingCapacity: true)

@@ -63,12 +63,19 @@ struct AllocationTests {
         let body = try #require(try FrameReader().nextFrame(in: &buffer) { Array($0) })
         let usage = try ProtobufFrameCodec.arenaUsage(decodingServerFrame: body)
         #expect(usage.fallbackAllocations > 0)
-        let heapBefore = ProtobufFrameCodec.heapBytesInUse
-        for _ in 0..<200 {
-            _ = try ProtobufFrameCodec.arenaUsage(decodingServerFrame: body)
+        // 200 leaked decodes would keep 200 × 50 payload copies (> 2 MB). The heap is process-wide and other
+        // suites run in parallel, so the window is retried and must be quiet once.
+        var growths: [Int] = []
+        for _ in 0..<5 {
+            let heapBefore = ProtobufFrameCodec.heapBytesInUse
+            for _ in 0..<200 {
+                _ = try ProtobufFrameCodec.arenaUsage(decodingServerFrame: body)
+            }
+            let growth = ProtobufFrameCodec.heapBytesInUse - heapBefore
+            growths.append(growth)
+            if growth < 1_000_000 { break }
         }
-        // 200 leaked decodes would keep 200 × 50 payload copies (> 2 MB).
-        #expect(ProtobufFrameCodec.heapBytesInUse - heapBefore < 1_000_000)
+        #expect(growths.contains { $0 < 1_000_000 }, "heap growth per 200 decodes: \(growths)")
         let decoded = try body.withUnsafeBytes { (bytes) throws in try ProtobufFrameCodec().decodeServerFrame(body: bytes) }
         #expect(decoded == frame)
     }

@@ -32,6 +32,8 @@ final class ClientDriver: SelectorHandler {
     private var serverSilenceLimitMillis: UInt64 = 60_000
     private var reconnectTimer: TimerID?
     private var pending: [UInt32: PendingPublish] = [:]
+    /// One-shot history reads (`LonglinkClient.history(of:)`) waiting for their `subscribed`.
+    private var pendingHistory: [UInt32: @Sendable (Result<Subscribed, ClientError>) -> Void] = [:]
     private var flushScheduled = false
     private var random = SystemRandomNumberGenerator()
     private let reader: FrameReader
@@ -135,6 +137,7 @@ final class ClientDriver: SelectorHandler {
                         return
                     }
                     guard let frame else { break }
+                    if interceptHistory(frame) { continue }
                     handle(session.receive(frame))
                 }
             }
@@ -239,6 +242,41 @@ final class ClientDriver: SelectorHandler {
         }
     }
 
+    /// Reads a route's snapshot and retained history without subscribing: a subscribe from the beginning,
+    /// answered, then an unsubscribe.
+    func history(of route: Route, completion: @escaping @Sendable (Result<Subscribed, ClientError>) -> Void) {
+        guard !closed else { return completion(.failure(.closed)) }
+        guard isConnected else {
+            context.schedule(after: .milliseconds(20)) { [weak self] in
+                guard let self else { return completion(.failure(.closed)) }
+                if self.nowMillis - self.attemptStartedMillis > 30_000 { return completion(.failure(.timeout)) }
+                self.history(of: route, completion: completion)
+            }
+            return
+        }
+        let id = session.makeRequestID()
+        pendingHistory[id] = completion
+        send(.subscribe(SubscribeRequest(requestID: id, route: route.text, since: .zero)))
+    }
+
+    private func interceptHistory(_ frame: ServerFrame) -> Bool {
+        switch frame {
+        case .subscribed(let subscribed):
+            guard let completion = pendingHistory.removeValue(forKey: subscribed.requestID) else { return false }
+            send(.unsubscribe(UnsubscribeRequest(requestID: session.makeRequestID(), route: subscribed.route.text)))
+            completion(.success(subscribed))
+            return true
+        case .error(let error):
+            guard let completion = pendingHistory.removeValue(forKey: error.requestID) else { return false }
+            completion(.failure(.refused(error)))
+            return true
+        default:
+            // Pushes for a one-shot read's route may arrive until the unsubscribe lands; the session drops
+            // them because it does not hold the route.
+            return false
+        }
+    }
+
     func setToken(_ token: String) {
         session.token = token
         if isConnected { send(.refresh(RefreshRequest(token: token))) }
@@ -326,6 +364,8 @@ final class ClientDriver: SelectorHandler {
         }
         for (_, publish) in pending { publish.completion(.failure(.closed)) }
         pending.removeAll()
+        for (_, completion) in pendingHistory { completion(.failure(.closed)) }
+        pendingHistory.removeAll()
         shared.setState(state)
     }
 

@@ -1,35 +1,61 @@
 /// A topic address, written as a URL: `order://<line>/<order-id>` today, other kinds (e.g. `config://…`) later.
 ///
 /// A route has a kind (the URL scheme), a namespace (the host part: the business line for orders) and a key
-/// (the single path segment: the order id). The canonical text is kept, so hashing and comparing a route
-/// costs one string comparison and printing it costs nothing.
+/// (the single path segment: the order id). Only the canonical text and two offsets into it are stored (24
+/// bytes), because a gateway holds a route per subscription, per hub entry and per broker entry: hashing and
+/// comparing cost one string comparison, printing costs nothing, and the parts are cut out when asked for.
 public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
-    /// The route's kind, its URL scheme.
-    public let kind: RouteKind
-    /// The namespace within the kind: the business line for `order://`.
-    public let namespace: String
-    /// The key within the namespace: the order id for `order://`.
-    public let key: String
     /// The canonical text, `kind://namespace/key`.
     public let text: String
+    /// UTF-8 length of the scheme (the `://` follows it).
+    private let schemeLength: UInt8
+    /// UTF-8 length of the namespace.
+    private let namespaceLength: UInt8
 
-    private init(kind: RouteKind, namespace: String, key: String) {
-        self.kind = kind
-        self.namespace = namespace
-        self.key = key
-        self.text = "\(kind.scheme)://\(namespace)/\(key)"
+    private init(scheme: String, namespace: String, key: String) {
+        self.text = "\(scheme)://\(namespace)/\(key)"
+        self.schemeLength = UInt8(scheme.utf8.count)
+        self.namespaceLength = UInt8(namespace.utf8.count)
+    }
+
+    /// The route's kind, its URL scheme.
+    public var kind: RouteKind { RouteKind(validated: part(from: 0, length: Int(schemeLength))) }
+    /// The namespace within the kind: the business line for `order://`.
+    public var namespace: String { part(from: Int(schemeLength) + 3, length: Int(namespaceLength)) }
+    /// The key within the namespace: the order id for `order://`.
+    public var key: String {
+        let start = Int(schemeLength) + 3 + Int(namespaceLength) + 1
+        return part(from: start, length: text.utf8.count - start)
+    }
+
+    /// Whether the route's kind is `kind`, without building the kind's string.
+    public func hasKind(_ kind: RouteKind) -> Bool {
+        Int(schemeLength) == kind.scheme.utf8.count && text.utf8.starts(with: kind.scheme.utf8)
+    }
+
+    /// Whether the route is of `kind` in `namespace`, without building strings.
+    public func isIn(_ kind: RouteKind, namespace: String) -> Bool {
+        guard hasKind(kind), Int(namespaceLength) == namespace.utf8.count else { return false }
+        return text.utf8.dropFirst(Int(schemeLength) + 3).starts(with: namespace.utf8)
+    }
+
+    private func part(from offset: Int, length: Int) -> String {
+        let utf8 = text.utf8
+        let start = utf8.index(utf8.startIndex, offsetBy: offset)
+        let end = utf8.index(start, offsetBy: length)
+        return String(text[start..<end])
     }
 
     /// The route of one order.
     public static func order(_ line: BusinessLine, _ id: OrderID) -> Route {
-        Route(kind: .order, namespace: line.name, key: id.rawValue)
+        Route(scheme: "order", namespace: line.name, key: id.rawValue)
     }
 
     /// Parses a route URL, rejecting anything that is not `kind://namespace/key` with valid parts.
     public init(parsing text: String) throws(RouteError) {
         guard let separator = text.firstRange(of: "://") else { throw .missingScheme(text) }
         let scheme = String(text[..<separator.lowerBound])
-        guard let kind = RouteKind(scheme) else { throw .invalidScheme(text) }
+        guard RouteKind(scheme) != nil else { throw .invalidScheme(text) }
         let rest = text[separator.upperBound...]
         let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2 else { throw .wrongShape(text) }
@@ -39,12 +65,12 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
             throw .invalidNamespace(text)
         }
         guard Identifier.isValid(key, maxLength: 64) else { throw .invalidKey(text) }
-        self.init(kind: kind, namespace: namespace, key: key)
+        self.init(scheme: scheme, namespace: namespace, key: key)
     }
 
     /// For an `order://` route, its business line and order id.
     public var order: (line: BusinessLine, id: OrderID)? {
-        guard kind == .order, let line = BusinessLine(namespace), let id = OrderID(key) else { return nil }
+        guard hasKind(.order), let line = BusinessLine(namespace), let id = OrderID(key) else { return nil }
         return (line, id)
     }
 
@@ -58,6 +84,9 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
 public struct RouteKind: Hashable, Sendable, CustomStringConvertible {
     /// The scheme without `://`.
     public let scheme: String
+
+    /// A kind whose scheme was already checked.
+    init(validated scheme: String) { self.scheme = scheme }
 
     /// Creates a kind, or nil when `scheme` is not 1–16 lower-case letters.
     public init?(_ scheme: String) {
@@ -137,8 +166,8 @@ public enum RoutePattern: Hashable, Sendable, CustomStringConvertible {
     public func matches(_ route: Route) -> Bool {
         switch self {
         case .exact(let r): r == route
-        case .namespace(let kind, let namespace): route.kind == kind && route.namespace == namespace
-        case .kind(let kind): route.kind == kind
+        case .namespace(let kind, let namespace): route.isIn(kind, namespace: namespace)
+        case .kind(let kind): route.hasKind(kind)
         case .all: true
         }
     }

@@ -45,27 +45,32 @@ public struct PeerStateMachine {
     public private(set) var principal: Principal?
     /// Client software name and version from `connect`.
     public private(set) var clientName = ""
-    private var subscriptions: [Route: Subscription] = [:]
+    private var subscriptions = SubscriptionTable<Subscription>()
     private var violations = 0
     private var acceptedAtMillis: UInt64
     private var lastInboundMillis: UInt64
     private var lastPingMillis: UInt64
     private var warnedTokenExpiry = false
-    private let settings: PeerSettings
-    private let authorizer: any Authorizer
+    private let context: PeerContext
+    private var settings: PeerSettings { context.settings }
+    private var authorizer: any Authorizer { context.authorizer }
 
     /// A peer for a connection accepted at `nowMillis`.
     public init(clientID: String, settings: PeerSettings, authorizer: any Authorizer, nowMillis: UInt64) {
+        self.init(clientID: clientID, context: PeerContext(settings: settings, authorizer: authorizer), nowMillis: nowMillis)
+    }
+
+    /// A peer sharing its gateway's settings and authorizer.
+    public init(clientID: String, context: PeerContext, nowMillis: UInt64) {
         self.clientID = clientID
-        self.settings = settings
-        self.authorizer = authorizer
+        self.context = context
         self.acceptedAtMillis = nowMillis
         self.lastInboundMillis = nowMillis
         self.lastPingMillis = nowMillis
     }
 
     /// Routes this peer is subscribed to (including those waiting for their snapshot).
-    public var subscribedRoutes: [Route] { Array(subscriptions.keys) }
+    public var subscribedRoutes: [Route] { subscriptions.routes }
     /// Number of subscriptions.
     public var subscriptionCount: Int { subscriptions.count }
 
@@ -395,7 +400,7 @@ public struct PeerStateMachine {
     private mutating func close(_ code: DisconnectCode, _ reason: String, reconnectAfterMillis: UInt32 = 0) -> [PeerAction] {
         guard phase != .closed && phase != .draining else { return [] }
         phase = .draining
-        var actions: [PeerAction] = subscriptions.keys.map { .unsubscribe($0) }
+        var actions: [PeerAction] = subscriptions.routes.map { .unsubscribe($0) }
         subscriptions.removeAll()
         actions.append(.close(Disconnect(code: code, reason: reason, reconnectAfterMillis: reconnectAfterMillis)))
         return actions

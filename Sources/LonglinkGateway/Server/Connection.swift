@@ -10,12 +10,12 @@ import Synchronization
 /// Writes are queued and flushed by the loop's before-sleep hook; `.write` interest is asked for only after a
 /// short write (Redis's write path).
 final class Connection: SelectorHandler {
-    /// Process-unique id (loop id in the top bits).
+    /// Process-unique id: a per-loop serial number times 64 plus the loop id, so it stays small.
     let id: UInt64
-    /// The server's id for this client, as sent in `connected`.
-    let clientID: String
-    /// The peer's address, for inspection and logs.
-    let remoteAddress: String
+    /// The server's id for this client, as sent in `connected` (`c` + id: short enough to be stored inline).
+    var clientID: String { peer.clientID }
+    /// The peer's address, for inspection and logs (asked of the kernel when needed, not stored).
+    var remoteAddress: String { (try? Socket.peerAddress(transport.fd).description) ?? "unknown" }
     unowned let owner: LoopGateway
     let transport: any Transport
     var registration: RegistrationID?
@@ -32,18 +32,11 @@ final class Connection: SelectorHandler {
     /// Monotonic ms of the last inbound byte, for inspection.
     private(set) var lastActivityMillis: UInt64 = 0
 
-    init(id: UInt64, fd: CInt, remoteAddress: String, transport: any Transport, owner: LoopGateway, nowMillis: UInt64) {
+    init(id: UInt64, transport: any Transport, owner: LoopGateway, nowMillis: UInt64) {
         self.id = id
-        self.clientID = "c\(id)"
-        self.remoteAddress = remoteAddress
         self.transport = transport
         self.owner = owner
-        self.peer = PeerStateMachine(
-            clientID: clientID,
-            settings: owner.shared.configuration.peer,
-            authorizer: owner.shared.authorizer,
-            nowMillis: nowMillis
-        )
+        self.peer = PeerStateMachine(clientID: "c\(id)", context: owner.shared.peerContext, nowMillis: nowMillis)
         self.lastActivityMillis = nowMillis
     }
 

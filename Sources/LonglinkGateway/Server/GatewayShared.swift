@@ -10,6 +10,8 @@ final class GatewayShared: Sendable {
     let store: any StoreAccess
     let broker: any Broker
     let authorizer: any Authorizer
+    /// Settings and authorizer shared by every peer.
+    let peerContext: PeerContext
     let logger: Logger
     let counters: GatewayCounters
     let receipts = ReceiptBook()
@@ -34,6 +36,7 @@ final class GatewayShared: Sendable {
         self.store = store
         self.broker = broker
         self.authorizer = authorizer
+        self.peerContext = PeerContext(settings: configuration.peer, authorizer: authorizer)
         self.logger = logger
         self.counters = counters
         self.clock = clock

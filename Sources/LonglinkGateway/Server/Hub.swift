@@ -3,15 +3,15 @@ import LonglinkCore
 /// One loop's index of who listens to what: route → the connections subscribed on this loop.
 ///
 /// Loop-confined, like everything a loop owns; each loop has its own hub, so fan-out takes no lock (centrifuge
-/// shards its hub for the same reason). Removal is O(1) by swapping with the last subscriber, so a broadcast
-/// route with thousands of subscribers survives a mass disconnect.
+/// shards its hub for the same reason). A route with one subscriber (a rider watching their order, the common
+/// case) is stored inline with no allocation of its own; a route with many gets a `Subscribers` list whose removal
+/// is O(1) by swapping with the last, so a broadcast route survives a mass disconnect.
 final class Hub {
-    /// The connections subscribed to one route, with each one's index for O(1) removal.
+    /// The connections subscribed to one route with more than one subscriber.
     final class Subscribers {
         private(set) var connections: [Connection] = []
         private var indexes: [ObjectIdentifier: Int] = [:]
 
-        var isEmpty: Bool { connections.isEmpty }
         var count: Int { connections.count }
 
         func add(_ connection: Connection) {
@@ -21,41 +21,88 @@ final class Hub {
             connections.append(connection)
         }
 
-        func remove(_ connection: Connection) {
-            guard let index = indexes.removeValue(forKey: ObjectIdentifier(connection)) else { return }
+        func remove(_ connection: Connection) -> Bool {
+            guard let index = indexes.removeValue(forKey: ObjectIdentifier(connection)) else { return false }
             let last = connections.removeLast()
             if index < connections.count {
                 connections[index] = last
                 indexes[ObjectIdentifier(last)] = index
             }
+            return true
         }
     }
 
-    private var routes: [Route: Subscribers] = [:]
+    /// A route's subscribers on this loop.
+    enum Slot {
+        case one(Connection)
+        case many(Subscribers)
+
+        var count: Int {
+            switch self {
+            case .one: 1
+            case .many(let subscribers): subscribers.count
+            }
+        }
+    }
+
+    private var routes: [Route: Slot] = [:]
 
     /// Adds a subscriber; returns true when it is the route's first on this loop (ask the broker for it).
     func add(_ connection: Connection, to route: Route) -> Bool {
-        if let subscribers = routes[route] {
+        switch routes[route] {
+        case nil:
+            routes[route] = .one(connection)
+            return true
+        case .one(let existing):
+            guard existing !== connection else { return false }
+            let subscribers = Subscribers()
+            subscribers.add(existing)
+            subscribers.add(connection)
+            routes[route] = .many(subscribers)
+            return false
+        case .many(let subscribers):
             subscribers.add(connection)
             return false
         }
-        let subscribers = Subscribers()
-        subscribers.add(connection)
-        routes[route] = subscribers
-        return true
     }
 
-    /// Removes a subscriber; returns true when the route has no subscriber left on this loop.
-    func remove(_ connection: Connection, from route: Route) -> Bool {
-        guard let subscribers = routes[route] else { return false }
-        subscribers.remove(connection)
-        guard subscribers.isEmpty else { return false }
-        routes[route] = nil
-        return true
+    /// Removes a subscriber. `removed` tells whether it was subscribed; `emptied` whether the route has no
+    /// subscriber left on this loop (tell the broker).
+    func remove(_ connection: Connection, from route: Route) -> (removed: Bool, emptied: Bool) {
+        switch routes[route] {
+        case nil:
+            return (false, false)
+        case .one(let existing):
+            guard existing === connection else { return (false, false) }
+            routes[route] = nil
+            return (true, true)
+        case .many(let subscribers):
+            let removed = subscribers.remove(connection)
+            switch subscribers.count {
+            case 0:
+                routes[route] = nil
+                return (removed, true)
+            case 1:
+                routes[route] = .one(subscribers.connections[0])
+                return (removed, false)
+            default:
+                return (removed, false)
+            }
+        }
     }
 
-    /// The subscribers of a route (nil when none on this loop).
-    func subscribers(of route: Route) -> Subscribers? { routes[route] }
+    /// Calls `body` for every subscriber of `route` on this loop. Subscribers may unsubscribe (be cut) from
+    /// inside `body`; the iteration works on a snapshot of the list.
+    func forEachSubscriber(of route: Route, _ body: (Connection) -> Void) {
+        switch routes[route] {
+        case nil: return
+        case .one(let connection): body(connection)
+        case .many(let subscribers): for connection in subscribers.connections { body(connection) }
+        }
+    }
+
+    /// How many subscribers `route` has on this loop.
+    func subscriberCount(of route: Route) -> Int { routes[route]?.count ?? 0 }
 
     /// Routes with at least one subscriber on this loop.
     var routeCount: Int { routes.count }

@@ -60,17 +60,9 @@ final class LoopGateway {
             Socket.close(fd)
             return
         }
-        let id = UInt64(context.eventLoop.id) << 48 | nextSerial
+        let id = nextSerial << 6 | UInt64(context.eventLoop.id & 63)
         nextSerial += 1
-        let remote = (try? Socket.peerAddress(fd).description) ?? "unknown"
-        let connection = Connection(
-            id: id,
-            fd: fd,
-            remoteAddress: remote,
-            transport: transport,
-            owner: self,
-            nowMillis: wallMillis
-        )
+        let connection = Connection(id: id, transport: transport, owner: self, nowMillis: wallMillis)
         do {
             connection.registration = try context.register(fd: fd, interest: .read, handler: connection)
         } catch {
@@ -137,8 +129,7 @@ final class LoopGateway {
 
     /// A stored record for this loop's subscribers: the same bytes go to every one of them.
     func deliver(_ record: OrderChangeRecord, on route: Route, bytes: [UInt8]) {
-        guard let subscribers = hub.subscribers(of: route) else { return }
-        for connection in subscribers.connections {
+        hub.forEachSubscriber(of: route) { connection in
             connection.deliver(record, on: route, sharedBytes: bytes)
         }
     }
@@ -190,13 +181,9 @@ final class LoopGateway {
     }
 
     func unsubscribe(_ connection: Connection, from route: Route) {
-        guard hub.subscribers(of: route) != nil else { return }
-        let before = hub.subscribers(of: route)?.count ?? 0
-        let last = hub.remove(connection, from: route)
-        if (hub.subscribers(of: route)?.count ?? 0) < before || last {
-            shared.counters.subscriptions.subtract(1, ordering: .relaxed)
-        }
-        if last { try? shared.broker.unsubscribe([route]) }
+        let (removed, emptied) = hub.remove(connection, from: route)
+        if removed { shared.counters.subscriptions.subtract(1, ordering: .relaxed) }
+        if emptied { try? shared.broker.unsubscribe([route]) }
     }
 
     // MARK: Publishing and acks
@@ -250,6 +237,7 @@ final class LoopGateway {
         for connection in Array(connections.values) where !connection.isClosed {
             let actions = connection.peer.tick(nowMillis: now)
             if !actions.isEmpty { connection.perform(actions) }
+            if !connection.flushScheduled { connection.outbound.releaseStorageIfEmpty() }
         }
     }
 

@@ -1,0 +1,55 @@
+import LonglinkCore
+
+/// A connection's subscriptions. The first is stored inline and the rest in a small array searched linearly:
+/// most connections hold one route (a rider's order), where this costs no allocation at all, and a scan of a few
+/// entries beats hashing. Memory per idle connection is what a gateway node scales on. Capped by
+/// `PeerSettings.maxSubscriptions`.
+struct SubscriptionTable<Value> {
+    private var first: (route: Route, value: Value)?
+    private var rest: [(route: Route, value: Value)] = []
+
+    var count: Int { (first == nil ? 0 : 1) + rest.count }
+    var isEmpty: Bool { first == nil }
+    var routes: [Route] { (first.map { [$0.route] } ?? []) + rest.map(\.route) }
+
+    subscript(route: Route) -> Value? {
+        get {
+            if let first, first.route == route { return first.value }
+            for entry in rest where entry.route == route { return entry.value }
+            return nil
+        }
+        set {
+            guard let newValue else {
+                removeValue(forKey: route)
+                return
+            }
+            if first == nil {
+                first = (route, newValue)
+            } else if first!.route == route {
+                first!.value = newValue
+            } else if let index = rest.firstIndex(where: { $0.route == route }) {
+                rest[index].value = newValue
+            } else {
+                rest.append((route, newValue))
+            }
+        }
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey route: Route) -> Value? {
+        if let current = first, current.route == route {
+            first = rest.isEmpty ? nil : rest.removeFirst()
+            if rest.isEmpty { rest = [] }
+            return current.value
+        }
+        guard let index = rest.firstIndex(where: { $0.route == route }) else { return nil }
+        let value = rest.remove(at: index).value
+        if rest.isEmpty { rest = [] }
+        return value
+    }
+
+    mutating func removeAll() {
+        first = nil
+        rest = []
+    }
+}

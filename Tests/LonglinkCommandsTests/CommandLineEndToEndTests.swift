@@ -1,0 +1,171 @@
+import Foundation
+import LonglinkCommands
+import LonglinkCore
+import LonglinkSQLite
+import Testing
+
+/// The `longlink` executable built next to this test binary.
+func longlinkExecutable() -> String? {
+    var candidates: [String] = []
+    if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+        candidates.append((executable as NSString).deletingLastPathComponent + "/longlink")
+    }
+    let package = ((("\(#filePath)" as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent as NSString)
+        .deletingLastPathComponent
+    candidates.append(package + "/.build/debug/longlink")
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// A temporary directory removed at the end of the test.
+final class TemporaryDirectory {
+    let path: String
+    init() throws {
+        path = NSTemporaryDirectory() + "longlink-cli-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// `longlink serve` as a child process on a free port, its stderr collected.
+final class ServerProcess {
+    let process = Process()
+    let stderr = Pipe()
+    private(set) var port = 0
+    private var collected = Data()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: try #require(longlinkExecutable(), "longlink is not built"))
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && port == 0 && process.isRunning {
+            collected.append(stderr.fileHandleForReading.availableData)
+            let text = String(decoding: collected, as: UTF8.self)
+            if let range = text.range(of: #"serving on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                port = Int(text[range].split(separator: ":").last!)!
+            }
+        }
+    }
+
+    /// SIGTERM, then the exit status (nil if it did not exit in time; then it is killed).
+    func terminate(timeout: TimeInterval = 20) -> Int32? {
+        process.terminate()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+}
+
+func run(_ arguments: [String]) async -> (Int32, CommandIO) {
+    let io = CommandIO.capturing()
+    let code = await LonglinkCLI.main(arguments: arguments, environment: [:], io: io)
+    return (code, io)
+}
+
+@Suite("longlink commands end to end", .serialized)
+struct CommandLineEndToEndTests {
+    @Test("serve, publish, subscribe, orders show, simulate; SIGTERM drains and exits 0")
+    func serveAndClients() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServerProcess(["--store", "sqlite:\(directory.path)/orders.sqlite", "--drain-period", "500ms"])
+        try #require(server.port > 0, "server did not start")
+        let address = "127.0.0.1:\(server.port)"
+
+        async let subscribed = run(["subscribe", "order://taxi/42", "--server", address, "--count", "3", "--json"])
+        try await Task.sleep(for: .milliseconds(300))
+        for state in ["created", "dispatching"] {
+            let (code, io) = await run(["publish", "--order", "42", "--line", "taxi", "--state", state, "--server", address])
+            #expect(code == 0, "\(io.capturedErr)")
+            #expect(io.capturedOut.contains("stored order://taxi/42 at "))
+        }
+        let (assigned, _) = await run([
+            "publish", "--order", "42", "--state", "driver_assigned", "--driver", "d-7", "--eta", "180", "--server", address,
+        ])
+        #expect(assigned == 0)
+        let (illegal, illegalIO) = await run(["publish", "--order", "42", "--state", "paid", "--server", address])
+        #expect(illegal == 1)
+        #expect(illegalIO.capturedErr.contains("illegal_transition(409)"))
+        let (missingState, _) = await run(["publish", "--order", "42", "--server", address])
+        #expect(missingState == 2)
+
+        let (subscribeCode, subscribeIO) = await subscribed
+        #expect(subscribeCode == 0)
+        let lines = subscribeIO.capturedOut.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.last?.contains("\"to\":\"driver_assigned\"") == true)
+        #expect(lines.last?.contains("\"driver_id\":\"d-7\"") == true)
+
+        let (showCode, showIO) = await run(["orders", "show", "42", "--line", "taxi", "--server", address])
+        #expect(showCode == 0)
+        #expect(showIO.capturedOut.contains("snapshot state=driver_assigned driver=d-7 eta=180s"))
+        #expect(showIO.capturedOut.contains("created → dispatching"))
+
+        let (simulateCode, simulateIO) = await run(["simulate", "--orders", "30", "--rate", "0", "--seed", "7", "--server", address])
+        #expect(simulateCode == 0, "\(simulateIO.capturedErr)")
+        #expect(simulateIO.capturedOut.contains("0 refused, 0 failed"))
+
+        #expect(server.terminate() == 0)
+        let (unreachable, unreachableIO) = await run(["publish", "--order", "1", "--state", "created", "--server", address, "--timeout", "1s"])
+        #expect(unreachable == 3)
+        #expect(!unreachableIO.capturedErr.isEmpty)
+    }
+
+    @Test("migrate copies SQLite to SQLite, is a no-op the second time, and --verify finds a planted difference")
+    func migrate() async throws {
+        let directory = try TemporaryDirectory()
+        let sourcePath = "\(directory.path)/source.sqlite"
+        let targetPath = "\(directory.path)/target.sqlite"
+        let source = try SQLiteOrderStore(path: sourcePath)
+        var simulator = RideSimulator(orders: 40, seed: 3)
+        var applied = 0
+        while let change = simulator.next() {
+            _ = try source.apply(change)
+            applied += 1
+        }
+        source.shutdown()
+        #expect(applied > 40)
+
+        let (first, firstIO) = await run(["migrate", "--from", "sqlite:\(sourcePath)", "--to", "sqlite:\(targetPath)", "--verify"])
+        #expect(first == 0, "\(firstIO.capturedErr)")
+        #expect(firstIO.capturedOut.contains("copied 40 orders"))
+        #expect(firstIO.capturedOut.contains("verified 40 orders: identical"))
+
+        let (second, secondIO) = await run(["migrate", "--from", "sqlite:\(sourcePath)", "--to", "sqlite:\(targetPath)", "--verify"])
+        #expect(second == 0)
+        #expect(secondIO.capturedOut.contains("copied 0 orders, skipped 40 already identical"))
+
+        // Plant a divergence in the target: one more change on one order.
+        let target = try SQLiteOrderStore(path: targetPath)
+        let extra = OrderChange(orderID: OrderID("planted")!, line: .taxi, targetState: "created")
+        _ = try target.apply(extra)
+        target.shutdown()
+        let (verify, verifyIO) = await run(["migrate", "--from", "sqlite:\(sourcePath)", "--to", "sqlite:\(targetPath)", "--verify-only"])
+        #expect(verify == 1)
+        #expect(verifyIO.capturedErr.contains("taxi/planted"))
+
+        let (refused, refusedIO) = await run(["migrate", "--from", "sqlite:\(sourcePath)", "--to", "sqlite:\(targetPath)"])
+        #expect(refused == 1)
+        #expect(refusedIO.capturedErr.contains("nothing was written"))
+
+        let (same, _) = await run(["migrate", "--from", "memory", "--to", "memory"])
+        #expect(same == 2)
+        let (bad, badIO) = await run(["migrate", "--from", "mysql://x", "--to", "memory"])
+        #expect(bad == 2)
+        #expect(badIO.capturedErr.contains("--from"))
+    }
+
+    @Test("serve refuses an unknown store toggle instead of falling back")
+    func unknownStore() async throws {
+        let (code, io) = await run(["serve", "--store", "postgres://db", "--listen", "127.0.0.1:0"])
+        #expect(code == 2)
+        #expect(io.capturedErr.contains("postgres://db"))
+    }
+}
