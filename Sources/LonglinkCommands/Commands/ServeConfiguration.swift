@@ -63,8 +63,8 @@ public struct ServeConfiguration: Sendable {
         let ttl = try options.duration("terminal-ttl") ?? .seconds(86_400)
         retention = StoreRetention(
             maxRecordsPerOrder: try Self.positive(options.int("retention-records") ?? 1000, "retention-records"),
-            maxHistoryAgeMillis: UInt64(age.components.seconds * 1000 + age.components.attoseconds / 1_000_000_000_000_000),
-            terminalOrderTTLMillis: UInt64(ttl.components.seconds * 1000 + ttl.components.attoseconds / 1_000_000_000_000_000)
+            maxHistoryAgeMillis: milliseconds(age),
+            terminalOrderTTLMillis: milliseconds(ttl)
         )
         let levelText = try options.required("log-level")
         guard let level = LogLevel(name: levelText) else {

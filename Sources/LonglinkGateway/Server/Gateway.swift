@@ -126,7 +126,4 @@ public final class Gateway: Sendable {
         loops?.shutdownGracefully()
         state.withLock { $0 = .stopped }
     }
-
-    /// Runs `body` on every loop with that loop's view (connection counts, ...); for inspection and tests.
-    public func connectionCounts() -> Int { shared.counters.connections.load(ordering: .relaxed) }
 }
