@@ -1,7 +1,7 @@
 # Longlink's two everyday commands are `make run` and `make test`; both install what is missing first.
 SHELL := /bin/bash
 APT_PACKAGES := binutils libc6-dev libgcc-12-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
-	libssl-dev libsqlite3-dev libhiredis-dev redis-server openssl libstdc++-12-dev
+	libssl-dev libsqlite3-dev libhiredis-dev redis-server openssl libstdc++-12-dev tcpdump
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PROTO_DIR := proto
 PROTO_OUT := CShims/CLonglinkProto

@@ -82,10 +82,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "LonglinkInspect",
+            dependencies: ["LonglinkCore", "LonglinkProtobuf"],
+            path: "Sources/LonglinkInspect",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
-                "LonglinkClient", "LonglinkBench",
+                "LonglinkClient", "LonglinkBench", "LonglinkInspect", "LonglinkRedis",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -167,6 +173,15 @@ let package = Package(
                 "LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkLoop", "LonglinkCore", "LonglinkGateway",
                 "LonglinkStores", "LonglinkTestSupport",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkInspectTests",
+            dependencies: [
+                "LonglinkInspect", "LonglinkCommands", "LonglinkClient", "LonglinkGateway", "LonglinkStores",
+                "LonglinkProtobuf", "LonglinkTestSupport",
+            ],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

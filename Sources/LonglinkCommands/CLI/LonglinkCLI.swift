@@ -17,6 +17,7 @@ public enum LonglinkCLI {
             VersionCommand.command,
             ConfigCommand.command,
             BenchCommand.command,
+            InspectCommand.command,
         ]
     }
 
