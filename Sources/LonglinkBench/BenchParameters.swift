@@ -130,6 +130,12 @@ public struct BenchParameters: Sendable, Hashable {
         guard connections >= 0 else { throw BenchError("--connections must be 0 or more") }
         guard duration > 0, timeout > 0 else { throw BenchError("--duration and --timeout must be positive") }
         guard workers >= 1, workers <= 64 else { throw BenchError("--workers must be 1…64") }
+        if workers > 1 {
+            throw BenchError(
+                "--workers > 1 is not implemented yet: one load process holds up to its open-file limit "
+                    + "(\(ProcessStats.openFileLimit)), which is also what one gateway process can serve"
+            )
+        }
         guard threads >= 1, threads <= 64 else { throw BenchError("--threads must be 1…64") }
         guard window >= 1 else { throw BenchError("--window must be at least 1") }
         guard rounds >= 1, rounds <= 20 else { throw BenchError("--rounds must be 1…20") }

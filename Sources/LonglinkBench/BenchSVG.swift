@@ -12,10 +12,16 @@ public enum BenchSVG {
         let panelHeight = 300.0
         let hasLatency = report.runs.contains { !$0.latencyBuckets.isEmpty }
         let hasSeries = report.runs.contains { !$0.series.isEmpty }
+        let headline = headlineBars(report)
+        let barsHeight = headline.map { 50 + Double($0.values.count) * 30 } ?? 0
         let panels = (hasLatency ? 1 : 0) + (hasSeries ? 1 : 0)
-        let height = 40 + Double(max(1, panels)) * (panelHeight + 30)
+        let height = 40 + barsHeight + Double(panels) * (panelHeight + 30) + (panels == 0 && headline == nil ? 60 : 0)
         var body = ""
         var top = 40.0
+        if let headline {
+            body += barsPanel(title: headline.title, values: headline.values, y: top + 10, width: width)
+            top += barsHeight
+        }
         if hasLatency {
             body += latencyPanel(report.runs, x: 70, y: top, width: width - 110, height: panelHeight - 60)
             top += panelHeight + 30
@@ -23,8 +29,8 @@ public enum BenchSVG {
         if hasSeries {
             body += seriesPanel(report.runs, x: 70, y: top, width: width - 110, height: panelHeight - 60)
         }
-        if panels == 0 {
-            body += text(width / 2, 80, "no latency or time series in this report", anchor: "middle")
+        if panels == 0 && headline == nil {
+            body += text(width / 2, 80, "no figures to draw in this report", anchor: "middle")
         }
         let heading = title ?? "longlink bench \(report.scenario)"
         return """
@@ -108,6 +114,39 @@ public enum BenchSVG {
             svg += legend(x: x + 10, y: y + 16 + Double(index) * 16, color: color, label: "\(run.system) #\(index + 1)")
         }
         return svg
+    }
+
+    /// The headline figure of a scenario, one bar per run: deliveries/s, changes/s, bytes per connection, ...
+    static func headlineBars(_ report: BenchReport) -> (title: String, values: [(label: String, value: Double)])? {
+        let names = [
+            ("deliveries_per_second", "deliveries per second"), ("acknowledged_per_second", "acknowledged changes per second"),
+            ("changes_per_second", "changes per second"), ("server_bytes_per_connection", "server bytes per idle connection"),
+            ("connections_per_second", "connections per second"), ("encodes_per_second", "push encodes per second"),
+        ]
+        var values: [(label: String, value: Double)] = []
+        var title = ""
+        for (index, run) in report.runs.enumerated() {
+            guard let (name, text) = names.first(where: { run.figure($0.0) != nil }) else { continue }
+            if title.isEmpty { title = text }
+            values.append(("\(run.system) #\(index + 1)", run.figure(name) ?? 0))
+        }
+        return values.isEmpty ? nil : (title, values)
+    }
+
+    static func barsPanel(title: String, values: [(label: String, value: Double)], y: Double, width: Double) -> String {
+        let barHeight = 20.0
+        let maxValue = niceCeiling(values.map(\.value).max() ?? 1)
+        let left = 170.0
+        let span = width - left - 140
+        var body = text(width / 2, y, escape(title), anchor: "middle", weight: "bold")
+        for (index, entry) in values.enumerated() {
+            let top = y + 12 + Double(index) * (barHeight + 10)
+            let length = span * entry.value / max(maxValue, 1e-9)
+            body += text(left - 8, top + barHeight / 2 + 4, escape(entry.label), anchor: "end")
+            body += "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(rounded(length))\" height=\"\(barHeight)\" fill=\"\(palette[index % palette.count])\"/>\n"
+            body += text(left + length + 6, top + barHeight / 2 + 4, BenchRendering.grouped(entry.value))
+        }
+        return body
     }
 
     /// A bar chart of one figure across runs (e.g. deliveries/s of Longlink and Redis), for BENCHMARKS.md.

@@ -1,3 +1,4 @@
+import Glibc
 import LonglinkCore
 import LonglinkLoop
 
@@ -140,7 +141,9 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
     }
 
     func connection(_ connection: BenchConnection, didReceivePush push: PushView) {
-        guard push.route.elementsEqual(routeBytes) else { return }
+        guard push.route.count == routeBytes.count,
+            routeBytes.withUnsafeBytes({ memcmp($0.baseAddress!, push.route.baseAddress!, push.route.count) }) == 0
+        else { return }
         lastPosition = StreamPosition(epoch: push.epoch, offset: push.offset)
         guard let stamp = BenchPayload.read(push.payload) else { return }
         deliver(stamp, recovered: false)

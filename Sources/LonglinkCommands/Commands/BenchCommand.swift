@@ -54,11 +54,13 @@ public enum BenchCommand {
         OptionSpec("csv", valueName: "FILE", help: "write the per-second series as CSV", configurable: false),
         OptionSpec("svg", valueName: "FILE", help: "write latency and throughput charts as SVG", configurable: false),
         OptionSpec("against", valueName: "URL", help: "compare with Redis pub/sub: redis://HOST:PORT, or 'redis' to start one", configurable: false),
+        OptionSpec("from-json", valueName: "FILE", help: "render a saved --json report (table, --svg, --csv) instead of running", configurable: false),
     ]
 
     /// Runs the scenario the options name and prints its report.
     @Sendable
     static func run(_ options: ResolvedOptions, _ context: CommandContext) async throws -> Int32 {
+        if let path = options.string("from-json") { return try render(path, options, context) }
         let parameters = try parameters(options)
         let io = context.io
         var progress: (@Sendable (String) -> Void)?
@@ -152,6 +154,20 @@ public enum BenchCommand {
             worker.stackSize = 8 << 20
             worker.start()
         }
+    }
+
+    /// Re-renders a saved `--json` report (table, `--svg`, `--csv`) without running anything.
+    static func render(_ path: String, _ options: ResolvedOptions, _ context: CommandContext) throws -> Int32 {
+        let report: BenchReport
+        do {
+            report = try JSONDecoder().decode(BenchReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw CommandFailure("cannot read a bench report from \(path): \(error)")
+        }
+        if let file = options.string("csv") { try write(BenchRendering.csv(report), to: file) }
+        if let file = options.string("svg") { try write(BenchSVG.chart(report), to: file) }
+        context.io.out(options.flag("json") ? report.jsonText() : BenchRendering.table(report))
+        return 0
     }
 
     private static func write(_ text: String, to path: String) throws {

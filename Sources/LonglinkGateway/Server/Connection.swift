@@ -63,7 +63,7 @@ final class Connection: SelectorHandler {
             case .wouldBlock:
                 updateInterest()
             case .processed:
-                peer.transportReady(nowMillis: owner.nowMillis)
+                peer.transportReady(nowMillis: owner.wallMillis)
                 updateInterest()
             }
         } catch {
