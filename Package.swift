@@ -176,6 +176,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LonglinkScaleOutTests",
+            dependencies: [
+                "LonglinkCommands", "LonglinkRedis", "LonglinkGateway", "LonglinkStores", "LonglinkSQLite", "LonglinkLoop",
+                "LonglinkProtobuf", "LonglinkCore", "LonglinkTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LonglinkInspectTests",
             dependencies: [
                 "LonglinkInspect", "LonglinkCommands", "LonglinkClient", "LonglinkGateway", "LonglinkStores",

@@ -121,7 +121,8 @@ public final class RedisBroker: Broker {
     }
 
     public func shutdown() {
-        guard status.running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        status.running.store(false, ordering: .releasing)
+        guard !status.shutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         group.loops[0].execute { context in
             context.attachment(RedisBrokerSession.self)?.close()
             context.detach(RedisBrokerSession.self)
@@ -140,6 +141,7 @@ public final class RedisBroker: Broker {
 /// What the broker's loop publishes to other threads.
 final class RedisBrokerStatus: Sendable {
     let running = Atomic<Bool>(false)
+    let shutDown = Atomic<Bool>(false)
     let connected = Atomic<Bool>(false)
     let activeChannels = Atomic<Int>(0)
     let reconnects = Atomic<Int>(0)

@@ -27,7 +27,7 @@ public enum ServeCommand {
     /// Builds everything, serves until SIGTERM/SIGINT, drains and returns the exit code.
     static func runServer(_ configuration: ServeConfiguration, context: CommandContext) throws -> Int32 {
         let logger = Logger(label: "longlink", level: configuration.logLevel, sink: StderrLogSink())
-        let running = try RunningGateway.start(configuration, logger: logger)
+        let running = try RunningGateway.start(configuration, environment: context.environment, logger: logger)
         context.io.err(
             """
             longlink \(LonglinkVersion.current) serving on \(configuration.listen.host):\(running.gateway.port) \
@@ -70,10 +70,12 @@ public final class RunningGateway: Sendable {
     public let gateway: Gateway
     /// The Store's single writer.
     public let writer: StoreWriter
-    let broker: LocalBroker
+    /// The broker (`LocalBroker`, or `RedisBroker` with `--broker redis://…`).
+    public let broker: any Broker
     /// Observers of durable changes (the broker publisher is one of them).
     public let observers: ObserverRegistry
-    let brokerToken: ObservationToken
+    /// The broker publisher's registration; nil when the store publishes itself (Redis store + Redis broker).
+    let brokerToken: ObservationToken?
     /// Event loops serving clients.
     public let loopCount: Int
     /// Shadow-store differences, when a shadow store runs.
@@ -82,9 +84,9 @@ public final class RunningGateway: Sendable {
     private init(
         gateway: Gateway,
         writer: StoreWriter,
-        broker: LocalBroker,
+        broker: any Broker,
         observers: ObserverRegistry,
-        brokerToken: ObservationToken,
+        brokerToken: ObservationToken?,
         loopCount: Int,
         divergences: ShadowDivergenceReporter
     ) {
@@ -98,7 +100,13 @@ public final class RunningGateway: Sendable {
     }
 
     /// Opens the store(s), starts the writer, the broker and the gateway, from `serve`'s configuration.
-    static func start(_ configuration: ServeConfiguration, logger: Logger) throws -> RunningGateway {
+    static func start(_ configuration: ServeConfiguration, environment: [String: String] = [:], logger: Logger) throws
+        -> RunningGateway
+    {
+        let redis = RedisSettings(
+            password: try RedisSettings.password(file: configuration.redisPasswordFile, environment: environment),
+            channels: RedisSettings.channels(shards: configuration.redisChannelShards)
+        )
         let catalog = try StoreFactory.catalog(file: configuration.stateMachinesFile)
         let primary = try StoreFactory.specification(configuration.store)
         let shadow = try configuration.shadowStore.map { (text) throws(CommandLineError) in
@@ -130,7 +138,9 @@ public final class RunningGateway: Sendable {
             shadow: shadow,
             catalog: catalog,
             retention: configuration.retention,
-            logger: logger
+            logger: logger,
+            broker: configuration.broker,
+            redis: redis
         )
     }
 
@@ -141,8 +151,12 @@ public final class RunningGateway: Sendable {
         shadow: StoreSpecification? = nil,
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
-        logger: Logger = .disabled
+        logger: Logger = .disabled,
+        broker brokerChoice: BrokerChoice = .local,
+        redis: RedisSettings = RedisSettings()
     ) throws -> RunningGateway {
+        let broker = try BrokerFactory.make(brokerChoice, store: primary, redis: redis, logger: logger)
+        let storePublishes = BrokerFactory.storePublishes(primary, to: brokerChoice)
         let reporter = ShadowDivergenceReporter(logger: Logger(label: "shadow", level: logger.level, sink: logger.sink))
         let observers = ObserverRegistry(logger: logger)
         let writer: StoreWriter
@@ -151,15 +165,21 @@ public final class RunningGateway: Sendable {
                 observers: observers,
                 configuration: StoreWriter.Configuration(logger: Logger(label: "store", level: logger.level, sink: logger.sink))
             ) { () throws(StoreError) -> any OrderStore in
-                let store = try StoreFactory.open(primary, catalog: catalog, retention: retention)
+                let store = try StoreFactory.open(
+                    primary,
+                    catalog: catalog,
+                    retention: retention,
+                    redis: redis,
+                    publishes: storePublishes
+                )
                 guard let shadow else { return store }
-                let shadowStore = try StoreFactory.open(shadow, catalog: catalog, retention: retention)
+                let shadowStore = try StoreFactory.open(shadow, catalog: catalog, retention: retention, redis: redis)
                 return ShadowOrderStore(primary: store, shadow: shadowStore, reporter: reporter)
             }
         } catch {
+            broker.shutdown()
             throw CommandFailure("cannot open store \(primary): \(error)")
         }
-        let broker = LocalBroker()
         let loops = gatewayConfiguration.loopCount
         let gateway = Gateway(
             configuration: gatewayConfiguration,
@@ -170,11 +190,20 @@ public final class RunningGateway: Sendable {
             logger: Logger(label: "gateway", level: logger.level, sink: logger.sink)
         )
         try broker.start(delivering: gateway.delivery)
-        let token = observers.observe(.all, BrokerPublisher(broker: broker, logger: logger), limit: Int.max)
+        let token = storePublishes
+            ? nil : observers.observe(.all, BrokerPublisher(broker: broker, logger: logger), limit: Int.max)
+        do {
+            try BrokerFactory.waitUntilConnected(broker)
+        } catch {
+            token?.cancel()
+            broker.shutdown()
+            writer.shutdown()
+            throw error
+        }
         do {
             try gateway.start()
         } catch {
-            token.cancel()
+            token?.cancel()
             broker.shutdown()
             writer.shutdown()
             throw CommandFailure("cannot listen on \(gatewayConfiguration.host):\(gatewayConfiguration.port): \(error)")
@@ -196,7 +225,7 @@ public final class RunningGateway: Sendable {
         gateway.stop()
         writer.shutdown()
         observers.waitUntilDelivered()
-        brokerToken.cancel()
+        brokerToken?.cancel()
         broker.shutdown()
     }
 }
