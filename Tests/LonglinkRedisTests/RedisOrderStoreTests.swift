@@ -196,3 +196,44 @@ struct RedisOrderStoreNodeTests {
         #expect(message.dropLast().withUnsafeBytes { RedisRecordCodec.record(message: $0) } == nil)
     }
 }
+
+@Suite("Redis AUTH")
+struct RedisAuthTests {
+    /// Records deliveries for the broker test.
+    final class Deliveries: BrokerDelivery {
+        let records = Mutex<[OrderChangeRecord]>([])
+        func brokerDidDeliver(_ record: OrderChangeRecord) { records.withLock { $0.append(record) } }
+    }
+
+    @Test("store and broker authenticate with the password; a store without it is refused")
+    func password() throws {
+        let server = try RedisServer()
+        defer { server.stop() }
+        let address = RedisAddress(host: "127.0.0.1", port: server.port)
+        try RedisBlockingConnection(address).command(["CONFIG", "SET", "requirepass", "s3cret"])
+        #expect(throws: StoreError.self) { try RedisOrderStore(address: address) }
+        let store = try RedisOrderStore(address: address, password: "s3cret")
+        defer { store.shutdown() }
+        let broker = try RedisBroker(configuration: RedisBroker.Configuration(address: address, password: "s3cret"))
+        defer { broker.shutdown() }
+        let deliveries = Deliveries()
+        try broker.start(delivering: deliveries)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !broker.isConnected && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(broker.isConnected)
+        let route = Route.order(.taxi, OrderFixtures.id("p1"))
+        try broker.subscribe([route])
+        let subscribed = Atomic<Bool>(false)
+        broker.whenSubscribed([route]) { subscribed.store(true, ordering: .releasing) }
+        while !subscribed.load(ordering: .acquiring) && ContinuousClock.now < deadline { usleep(10_000) }
+        let confirmed = subscribed.load(ordering: .acquiring)
+        #expect(confirmed)
+        let applied = try store.apply(OrderFixtures.change("p1", BuiltInLines.created))
+        while deliveries.records.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(deliveries.records.withLock { $0 } == [applied.record].map { record in
+            var pushed = record
+            pushed.idempotencyKey = ""
+            return pushed
+        })
+    }
+}
