@@ -10,6 +10,11 @@ PROTO_SRC := $(PROTO_DIR)/longlink/v1/frames.proto
 PROTOC_C_VERSION := 1.4.1
 DATA_DIR ?= data
 SWIFT_BUILD_FLAGS ?=
+# Fuzzing: seconds per target for `make fuzz` (`make test` runs each for FUZZ_SMOKE_SECONDS).
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_TARGETS := frames jwt peer
+FUZZ_BUILD := .build/fuzz
 
 # generate_proto(out): run protoc-c on $(PROTO_SRC) into a scratch directory, then lay the output out the way
 # a SwiftPM C target wants it: the header under $(out)/include, the .c including it as "frames.pb-c.h".
@@ -24,7 +29,7 @@ sed 's|#include "longlink/v1/frames.pb-c.h"|#include "frames.pb-c.h"|' $$gen/lon
 rm -rf "$$gen"
 endef
 
-.PHONY: deps build release run test proto proto-check format clean
+.PHONY: deps build release run test proto proto-check format clean fuzz fuzz-build
 
 ## deps: install the Debian packages Longlink needs (nothing happens when all are present).
 deps:
@@ -45,15 +50,42 @@ build: deps
 release: deps
 	swift build -c release $(SWIFT_BUILD_FLAGS)
 
-## run: build in release mode and start the gateway on the embedded SQLite store in ./data.
+## run: build in release mode and start the gateway on the embedded SQLite store in ./data, with a development
+## token secret in ./data/dev-secret (created on first start).
 run: release
 	@mkdir -p $(DATA_DIR)
-	.build/release/longlink serve --store sqlite:$(DATA_DIR)/longlink.sqlite
+	@if [ ! -s $(DATA_DIR)/dev-secret ]; then \
+		(umask 077 && openssl rand -hex 32 > $(DATA_DIR)/dev-secret) && \
+		echo "make run: created a development token secret in $(DATA_DIR)/dev-secret"; \
+	fi
+	@echo "make run: mint a token with: .build/release/longlink token --secret-file $(DATA_DIR)/dev-secret --sub dev --routes 'order://*' --role admin --ttl 1h"
+	.build/release/longlink serve --store sqlite:$(DATA_DIR)/longlink.sqlite --secret-file $(DATA_DIR)/dev-secret
 
 ## test: install, check generated code, build and run the whole suite.
 test: deps proto-check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
+
+## fuzz-build: the libFuzzer targets (own build directory, so the normal build cache stays intact).
+fuzz-build: deps
+	@for t in $(FUZZ_TARGETS); do \
+		swift build --sanitize=fuzzer -Xswiftc -DLONGLINK_FUZZ --build-path $(FUZZ_BUILD) --product longlink-fuzz-$$t || exit 1; \
+	done
+
+## fuzz: run every fuzz target for FUZZ_SECONDS from the seed corpus in Fuzz/corpus/<target> (new inputs go to
+## .build/fuzz/corpus/<target>; a crash leaves .build/fuzz/crash-* and fails).
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+		log=$(FUZZ_BUILD)/fuzz-$$t.log; \
+		$(FUZZ_BUILD)/debug/longlink-fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_BUILD)/crash-$$t- $(FUZZ_BUILD)/corpus/$$t Fuzz/corpus/$$t > $$log 2>&1; \
+		status=$$?; \
+		runs=$$(grep -o 'stat::number_of_executed_units: *[0-9]*' $$log | grep -o '[0-9]*$$'); \
+		if [ $$status -ne 0 ]; then echo "fuzz $$t: FAILED after $${runs:-?} executions (see $$log)"; tail -30 $$log; exit 1; fi; \
+		echo "fuzz $$t: $$runs executions in $(FUZZ_SECONDS)s without a crash"; \
+	done
 
 ## proto: regenerate the committed protobuf-c sources (CShims/CLonglinkProto) from proto/ with protoc-c $(PROTOC_C_VERSION).
 proto: deps

@@ -25,6 +25,11 @@ let package = Package(
             linkerSettings: [.linkedLibrary("protobuf-c")]
         ),
         .target(
+            name: "CLonglinkOpenSSL",
+            path: "CShims/CLonglinkOpenSSL",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
+        .target(
             name: "CLonglinkSQLite",
             path: "CShims/CLonglinkSQLite",
             linkerSettings: [.linkedLibrary("sqlite3")]
@@ -47,6 +52,12 @@ let package = Package(
             name: "LonglinkProtobuf",
             dependencies: ["LonglinkCore", "CLonglinkProto"],
             path: "Sources/LonglinkProtobuf",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LonglinkOpenSSL",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "CLonglinkOpenSSL"],
+            path: "Sources/LonglinkOpenSSL",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -91,7 +102,7 @@ let package = Package(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
-                "LonglinkClient", "LonglinkBench", "LonglinkInspect", "LonglinkRedis",
+                "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkRedis",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -106,6 +117,28 @@ let package = Package(
             name: "longlink",
             dependencies: ["LonglinkCommands"],
             path: "Sources/longlink",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Fuzz targets (libFuzzer): `make fuzz` builds them with --sanitize=fuzzer -DLONGLINK_FUZZ; a normal build
+        // makes corpus replay runners of the same code (`longlink-fuzz-frames Fuzz/corpus/frames`).
+        .target(name: "FuzzSupport", path: "Fuzz/Support", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "longlink-fuzz-frames",
+            dependencies: ["LonglinkCore", "LonglinkProtobuf", "FuzzSupport"],
+            path: "Fuzz/FrameDecoder",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "longlink-fuzz-jwt",
+            dependencies: ["LonglinkCore", "LonglinkOpenSSL", "FuzzSupport"],
+            path: "Fuzz/JWTParser",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "longlink-fuzz-peer",
+            dependencies: ["LonglinkCore", "LonglinkGateway", "LonglinkProtobuf", "FuzzSupport"],
+            path: "Fuzz/PeerStateMachine",
             swiftSettings: swiftSettings
         ),
 
@@ -140,6 +173,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LonglinkOpenSSLTests",
+            dependencies: ["LonglinkOpenSSL", "LonglinkCore", "LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LonglinkSQLiteTests",
             dependencies: ["LonglinkSQLite", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
@@ -154,6 +192,14 @@ let package = Package(
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
                 "LonglinkTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkSecurityTests",
+            dependencies: [
+                "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores", "LonglinkOpenSSL",
+                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

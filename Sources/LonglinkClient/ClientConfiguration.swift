@@ -1,4 +1,5 @@
 public import LonglinkCore
+public import LonglinkLoop
 
 /// How a `LonglinkClient` connects and behaves.
 public struct ClientConfiguration: Sendable {
@@ -24,6 +25,10 @@ public struct ClientConfiguration: Sendable {
     public var sendsAcks: Bool
     /// Whether to reconnect after the connection is lost.
     public var reconnects: Bool
+    /// How the socket is wrapped: plain TCP by default, or a `TLSTransportFactory` (LonglinkOpenSSL) for TLS.
+    public var transport: any TransportFactory
+    /// The name the server's certificate must match (and SNI); nil uses `host`.
+    public var serverName: String?
 
     public init(
         host: String = "127.0.0.1",
@@ -36,8 +41,12 @@ public struct ClientConfiguration: Sendable {
         publishTimeout: Duration = .seconds(10),
         maxFrameSize: Int = 1 << 20,
         sendsAcks: Bool = true,
-        reconnects: Bool = true
+        reconnects: Bool = true,
+        transport: any TransportFactory = PlainTransportFactory(),
+        serverName: String? = nil
     ) {
+        self.transport = transport
+        self.serverName = serverName
         self.host = host
         self.port = port
         self.token = token

@@ -85,6 +85,26 @@ public struct OutboundQueue: Sendable {
         headOffset = 0
     }
 
+    /// Copies the unwritten bytes from the front of the queue (across chunks) into `destination`, up to its size,
+    /// without consuming them; returns the count. For transports that must hand one contiguous buffer to a library
+    /// (TLS coalesces small frames into one record this way), then `consume` what it took.
+    public func copyFront(into destination: UnsafeMutableRawBufferPointer) -> Int {
+        var copied = 0
+        var index = head
+        var offset = headOffset
+        while index < chunks.count && copied < destination.count {
+            let take = chunks[index].withUnsafeBytes { raw -> Int in
+                let count = Swift.min(raw.count - offset, destination.count - copied)
+                (destination.baseAddress! + copied).copyMemory(from: raw.baseAddress! + offset, byteCount: count)
+                return count
+            }
+            copied += take
+            index += 1
+            offset = 0
+        }
+        return copied
+    }
+
     /// Drops everything queued (the connection is closing).
     public mutating func removeAll() {
         chunks.removeAll(keepingCapacity: true)

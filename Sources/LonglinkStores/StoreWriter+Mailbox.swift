@@ -129,7 +129,7 @@ final class Mailbox: Sendable {
         commit(&pending, &completions, store)
     }
 
-    /// One group commit: `applyBatch`, then completions, then observers.
+    /// One group commit: `applyBatch`, then the committed hook (the broker), then completions, then observers.
     private func commit(
         _ pending: inout [OrderChange],
         _ completions: inout [@Sendable (Result<AppliedChange, StoreError>) -> Void],
@@ -146,6 +146,14 @@ final class Mailbox: Sendable {
         }
         batches.add(1, ordering: .relaxed)
         changes.add(pending.count, ordering: .relaxed)
+        if let committed = configuration.committed {
+            var records: [OrderChangeRecord] = []
+            records.reserveCapacity(results.count)
+            for result in results {
+                if case .success(let applied) = result, !applied.deduplicated { records.append(applied.record) }
+            }
+            if !records.isEmpty { committed(records) }
+        }
         for (completion, result) in zip(completions, results) { completion(result) }
         if let observers, observers.observerCount > 0 {
             var notes: [ContentChange] = []

@@ -26,13 +26,19 @@ public final class StoreWriter: Sendable {
         public var clock: any WallClock
         /// Where expiry results and failures are logged.
         public var logger: Logger
+        /// Called on the writer thread with each batch's newly stored records (not deduplicated ones), right after
+        /// the batch is durable and before the completions and observers: the broker's path, which must never drop
+        /// a record and should not pay a thread hop. It must not block.
+        public var committed: (@Sendable ([OrderChangeRecord]) -> Void)?
 
         public init(
             maxBatchSize: Int = 4_096,
             expiryIntervalMillis: UInt64 = 60_000,
             clock: any WallClock = SystemWallClock(),
-            logger: Logger = .disabled
+            logger: Logger = .disabled,
+            committed: (@Sendable ([OrderChangeRecord]) -> Void)? = nil
         ) {
+            self.committed = committed
             self.maxBatchSize = max(1, maxBatchSize)
             self.expiryIntervalMillis = expiryIntervalMillis
             self.clock = clock

@@ -15,6 +15,7 @@ struct BenchOutputTests {
             (BenchParameters(scenario: .fanout, routes: 0), "--routes"),
             (BenchParameters(scenario: .fanout, against: "http://x"), "--against"),
             (BenchParameters(scenario: .connect, tls: true), "--tls"),
+            (BenchParameters(scenario: .idle, workers: 2), "--workers"),
         ]
         for (parameters, flag) in bad {
             #expect(throws: BenchError.self) { try parameters.validate() }
@@ -87,5 +88,24 @@ struct BenchOutputTests {
         let bars = BenchSVG.bars(title: "a < b", unit: "/s", values: [("longlink", 2), ("redis", 1)])
         #expect(bars.contains("a &lt; b") && bars.contains("<rect"))
         #expect(BenchRendering.table(report).contains("1,234/s"))
+    }
+
+    @Test("--from-json re-renders a saved report: table, SVG with the headline bars, CSV")
+    func fromJSON() async throws {
+        let io = CommandIO.capturing()
+        #expect(await LonglinkCLI.main(arguments: ["bench", "codec", "--messages", "1000", "--json"], environment: [:], io: io) == 0)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let json = directory.appendingPathComponent("codec.json").path
+        try io.capturedOut.write(toFile: json, atomically: true, encoding: .utf8)
+        let svg = directory.appendingPathComponent("codec.svg").path
+        let rendered = CommandIO.capturing()
+        #expect(await LonglinkCLI.main(arguments: ["bench", "--from-json", json, "--svg", svg], environment: [:], io: rendered) == 0)
+        #expect(rendered.capturedOut.contains("encodes_per_second"))
+        let chart = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(chart.contains("push encodes per second") && chart.contains("<rect"))
+        let broken = CommandIO.capturing()
+        #expect(await LonglinkCLI.main(arguments: ["bench", "--from-json", svg], environment: [:], io: broken) == 1)
     }
 }

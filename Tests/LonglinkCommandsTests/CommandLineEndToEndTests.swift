@@ -72,28 +72,52 @@ func run(_ arguments: [String]) async -> (Int32, CommandIO) {
 
 @Suite("longlink commands end to end", .serialized)
 struct CommandLineEndToEndTests {
-    @Test("serve, publish, subscribe, orders show, simulate; SIGTERM drains and exits 0")
+    /// Mints a token with `longlink token` and the test's secret file.
+    func token(_ secretFile: String, sub: String, role: String, routes: String = "*") async throws -> String {
+        let (code, io) = await run([
+            "token", "--secret-file", secretFile, "--sub", sub, "--role", role, "--routes", routes, "--ttl", "10m",
+        ])
+        try #require(code == 0, "token: \(io.capturedErr)")
+        return io.capturedOut.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("serve, publish, subscribe, orders show, simulate with real tokens; SIGTERM drains and exits 0")
     func serveAndClients() async throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(["--store", "sqlite:\(directory.path)/orders.sqlite", "--drain-period", "500ms"])
+        let secretFile = "\(directory.path)/secret"
+        try String(repeating: "s3cr3t-", count: 8).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        let server = try ServerProcess([
+            "--store", "sqlite:\(directory.path)/orders.sqlite", "--drain-period", "500ms", "--secret-file", secretFile,
+        ])
         try #require(server.port > 0, "server did not start")
         let address = "127.0.0.1:\(server.port)"
+        let publisher = try await token(secretFile, sub: "backend", role: "publisher")
+        let rider = try await token(secretFile, sub: "rider-1", role: "subscriber", routes: "order://taxi/42")
 
-        async let subscribed = run(["subscribe", "order://taxi/42", "--server", address, "--count", "3", "--json"])
+        async let subscribed = run(["subscribe", "order://taxi/42", "--server", address, "--count", "3", "--json", "--token", rider])
         try await Task.sleep(for: .milliseconds(300))
+        let (denied, deniedIO) = await run([
+            "subscribe", "order://taxi/43", "--server", address, "--count", "1", "--duration", "1s", "--token", rider,
+        ])
+        #expect(denied != 0)
+        #expect(deniedIO.capturedErr.contains("permission_denied(403)"))
+        let (notPublisher, notPublisherIO) = await run(["publish", "--order", "42", "--state", "created", "--server", address, "--token", rider])
+        #expect(notPublisher == 1)
+        #expect(notPublisherIO.capturedErr.contains("permission_denied(403)"))
         for state in ["created", "dispatching"] {
-            let (code, io) = await run(["publish", "--order", "42", "--line", "taxi", "--state", state, "--server", address])
+            let (code, io) = await run(["publish", "--order", "42", "--line", "taxi", "--state", state, "--server", address, "--token", publisher])
             #expect(code == 0, "\(io.capturedErr)")
             #expect(io.capturedOut.contains("stored order://taxi/42 at "))
         }
         let (assigned, _) = await run([
             "publish", "--order", "42", "--state", "driver_assigned", "--driver", "d-7", "--eta", "180", "--server", address,
+            "--token", publisher,
         ])
         #expect(assigned == 0)
-        let (illegal, illegalIO) = await run(["publish", "--order", "42", "--state", "paid", "--server", address])
+        let (illegal, illegalIO) = await run(["publish", "--order", "42", "--state", "paid", "--server", address, "--token", publisher])
         #expect(illegal == 1)
         #expect(illegalIO.capturedErr.contains("illegal_transition(409)"))
-        let (missingState, _) = await run(["publish", "--order", "42", "--server", address])
+        let (missingState, _) = await run(["publish", "--order", "42", "--server", address, "--token", publisher])
         #expect(missingState == 2)
 
         let (subscribeCode, subscribeIO) = await subscribed
@@ -103,12 +127,14 @@ struct CommandLineEndToEndTests {
         #expect(lines.last?.contains("\"to\":\"driver_assigned\"") == true)
         #expect(lines.last?.contains("\"driver_id\":\"d-7\"") == true)
 
-        let (showCode, showIO) = await run(["orders", "show", "42", "--line", "taxi", "--server", address])
+        let (showCode, showIO) = await run(["orders", "show", "42", "--line", "taxi", "--server", address, "--token", rider])
         #expect(showCode == 0)
         #expect(showIO.capturedOut.contains("snapshot state=driver_assigned driver=d-7 eta=180s"))
         #expect(showIO.capturedOut.contains("created → dispatching"))
 
-        let (simulateCode, simulateIO) = await run(["simulate", "--orders", "30", "--rate", "0", "--seed", "7", "--server", address])
+        let (simulateCode, simulateIO) = await run([
+            "simulate", "--orders", "30", "--rate", "0", "--seed", "7", "--server", address, "--token", publisher,
+        ])
         #expect(simulateCode == 0, "\(simulateIO.capturedErr)")
         #expect(simulateIO.capturedOut.contains("0 refused, 0 failed"))
 
@@ -164,7 +190,7 @@ struct CommandLineEndToEndTests {
 
     @Test("serve refuses an unknown store toggle instead of falling back")
     func unknownStore() async throws {
-        let (code, io) = await run(["serve", "--store", "postgres://db", "--listen", "127.0.0.1:0"])
+        let (code, io) = await run(["serve", "--store", "postgres://db", "--listen", "127.0.0.1:0", "--insecure-dev"])
         #expect(code == 2)
         #expect(io.capturedErr.contains("postgres://db"))
     }

@@ -266,7 +266,7 @@ final class NodeProcess {
     init(_ arguments: [String]) throws {
         let executable = try #require(Self.executable(), "longlink is not built")
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--loops", "1", "--drain-period", "200ms"] + arguments
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--loops", "1", "--drain-period", "200ms", "--insecure-dev"] + arguments
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         try process.run()

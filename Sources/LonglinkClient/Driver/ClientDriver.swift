@@ -25,6 +25,8 @@ final class ClientDriver: SelectorHandler {
     private var attempt = 0
     private var connectionNumber = 0
     private var isConnected = false
+    /// The transport finished its own set-up (TCP connect, TLS handshake) on the current connection.
+    private var transportReady = false
     private var closed = false
     private var attemptStartedMillis: UInt64 = 0
     private var lastInboundMillis: UInt64 = 0
@@ -70,8 +72,14 @@ final class ClientDriver: SelectorHandler {
                 throw IOError(errno: EHOSTUNREACH, function: "resolve(\(configuration.host))")
             }
             let (fd, connected) = try Socket.connect(to: address)
-            try? Socket.enableNoDelay(fd)
-            let transport = PlainTransport(fd: fd, connecting: !connected)
+            let transport: any Transport
+            do {
+                let name = configuration.serverName ?? configuration.host
+                transport = try configuration.transport.makeTransport(fd: fd, role: .connecting(serverName: name))
+            } catch {
+                Socket.close(fd)
+                throw IOError(errno: EPROTO, function: "transport: \(error)")
+            }
             self.transport = transport
             registration = try context.register(fd: fd, interest: transport.interest.union(.read), handler: self)
             if connected { advanceHandshake() }
@@ -83,12 +91,15 @@ final class ClientDriver: SelectorHandler {
 
     func handleEvent(_ event: SelectorEvent) {
         guard let transport else { return }
-        if !transport.interest.isEmpty {
+        if !transportReady {
             advanceHandshake()
             return
         }
-        if !event.isDisjoint(with: [.read, .readEOF, .reset, .error]) { readAvailable() }
-        if event.contains(.write) && self.transport != nil { flush() }
+        // A TLS read may wait for writability and a write for readability: while the transport waits for
+        // anything, every readiness retries both.
+        let transportWaits = !transport.interest.isEmpty
+        if transportWaits || !event.isDisjoint(with: [.read, .readEOF, .reset, .error]) { readAvailable() }
+        if (transportWaits || event.contains(.write)) && self.transport != nil { flush() }
     }
 
     private func advanceHandshake() {
@@ -98,12 +109,14 @@ final class ClientDriver: SelectorHandler {
             case .wouldBlock:
                 updateInterest()
             case .processed:
+                transportReady = true
                 connectionNumber += 1
                 lastInboundMillis = nowMillis
                 updateInterest()
                 handle(session.transportConnected())
             }
         } catch {
+            shared.logger.warning("connection set-up failed: \(error)")
             connectionLost(nil)
         }
     }
@@ -115,6 +128,7 @@ final class ClientDriver: SelectorHandler {
             do {
                 result = try transport.read(into: &inbound)
             } catch {
+                shared.logger.info("connection lost: \(error)")
                 connectionLost(nil)
                 return
             }
@@ -304,7 +318,7 @@ final class ClientDriver: SelectorHandler {
     }
 
     private func flush() {
-        guard let transport, transport.interest.isEmpty else { return }
+        guard let transport, transportReady else { return }
         if !outbound.isEmpty {
             do {
                 _ = try transport.write(&outbound)
@@ -332,6 +346,7 @@ final class ClientDriver: SelectorHandler {
         registration = nil
         transport?.close()
         transport = nil
+        transportReady = false
         inbound = ByteBuffer()
         outbound.removeAll()
         isConnected = false

@@ -14,10 +14,11 @@ public enum LonglinkCLI {
             SimulateCommand.command,
             OrdersCommand.command,
             MigrateCommand.command,
+            TokenCommand.command,
             VersionCommand.command,
             ConfigCommand.command,
-            BenchCommand.command,
             InspectCommand.command,
+            BenchCommand.command,
         ]
     }
 

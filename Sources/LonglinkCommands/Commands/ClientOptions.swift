@@ -1,6 +1,8 @@
 import Glibc
 import LonglinkClient
 import LonglinkCore
+import LonglinkLoop
+import LonglinkOpenSSL
 
 /// Options every client-side command shares, and the client they describe.
 enum ClientOptions {
@@ -8,10 +10,15 @@ enum ClientOptions {
         OptionSpec("server", default: "127.0.0.1:7070", valueName: "HOST:PORT", help: "gateway address"),
         OptionSpec("token", valueName: "JWT", help: "connection token (prefer LONGLINK_TOKEN: flags show in ps)"),
         OptionSpec("timeout", default: "10s", valueName: "DURATION", help: "give up after this long without the server"),
-    ]
+    ] + ClientTLSOptions.specs
 
     /// Builds a client from the resolved options.
-    static func makeClient(_ options: ResolvedOptions, name: String, reconnects: Bool = true) throws -> LonglinkClient {
+    static func makeClient(
+        _ options: ResolvedOptions,
+        name: String,
+        reconnects: Bool = true,
+        io: CommandIO? = nil
+    ) throws -> LonglinkClient {
         let server = try HostPort(parsing: options.required("server"), option: "server")
         let timeout = try options.duration("timeout") ?? .seconds(10)
         let configuration = ClientConfiguration(
@@ -22,7 +29,9 @@ enum ClientOptions {
             clientVersion: LonglinkVersion.current,
             connectTimeout: timeout,
             publishTimeout: timeout,
-            reconnects: reconnects
+            reconnects: reconnects,
+            transport: try ClientTLSOptions.transport(options, io: io),
+            serverName: options.string("server-name").flatMap { $0.isEmpty ? nil : $0 }
         )
         return try LonglinkClient(configuration: configuration)
     }

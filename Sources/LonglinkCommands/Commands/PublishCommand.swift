@@ -24,7 +24,7 @@ public enum PublishCommand {
         ]
     ) { options, context in
         let change = try makeChange(options)
-        let client = try ClientOptions.makeClient(options, name: "publish")
+        let client = try ClientOptions.makeClient(options, name: "publish", io: context.io)
         defer { client.close() }
         let receipts = options.flag("receipts") ? client.receipts() : nil
         let receipt: PublishReceipt

@@ -27,25 +27,24 @@ public enum ServeCommand {
     /// Builds everything, serves until SIGTERM/SIGINT, drains and returns the exit code.
     static func runServer(_ configuration: ServeConfiguration, context: CommandContext) throws -> Int32 {
         let logger = Logger(label: "longlink", level: configuration.logLevel, sink: StderrLogSink())
-        let running = try RunningGateway.start(configuration, environment: context.environment, logger: logger)
-        context.io.err(
-            """
-            longlink \(LonglinkVersion.current) serving on \(configuration.listen.host):\(running.gateway.port) \
-            (store \(configuration.store)\(configuration.shadowStore.map { ", shadow \($0)" } ?? ""), \
-            \(running.loopCount) loops)
-            WARNING: no token secret configured: every client is admitted as admin (development mode)
-            Try, in another terminal:
-              longlink subscribe order://taxi/8812 --server 127.0.0.1:\(running.gateway.port)
-              longlink publish --order 8812 --line taxi --state created --server 127.0.0.1:\(running.gateway.port)
-            """
+        let security = try configuration.security.prepare(environment: context.environment, io: context.io)
+        let running = try RunningGateway.start(
+            configuration,
+            security: security,
+            environment: context.environment,
+            logger: logger
         )
+        context.io.err(ServeBanner.text(configuration, running: running, security: security))
+        if security.tokenHint == nil {
+            logger.warning("running with --insecure-dev: no authentication, every client is admin")
+        }
         let control = try EventLoop(id: 1_000)
         var signals: SignalSource?
         try control.run { loop in
             do {
                 signals = try SignalSource(signals: UnixSignal.lifecycle, on: loop) { signal in
                     if signal == .hangup {
-                        logger.notice("SIGHUP: configuration reload is not supported yet; ignoring")
+                        ServeBanner.reload(security.tls, logger: logger)
                         return
                     }
                     logger.notice("\(signal): draining over \(configuration.drainPeriod)")
@@ -74,8 +73,6 @@ public final class RunningGateway: Sendable {
     public let broker: any Broker
     /// Observers of durable changes (the broker publisher is one of them).
     public let observers: ObserverRegistry
-    /// The broker publisher's registration; nil when the store publishes itself (Redis store + Redis broker).
-    let brokerToken: ObservationToken?
     /// Event loops serving clients.
     public let loopCount: Int
     /// Shadow-store differences, when a shadow store runs.
@@ -86,7 +83,6 @@ public final class RunningGateway: Sendable {
         writer: StoreWriter,
         broker: any Broker,
         observers: ObserverRegistry,
-        brokerToken: ObservationToken?,
         loopCount: Int,
         divergences: ShadowDivergenceReporter
     ) {
@@ -95,14 +91,16 @@ public final class RunningGateway: Sendable {
         self.writer = writer
         self.broker = broker
         self.observers = observers
-        self.brokerToken = brokerToken
         self.loopCount = loopCount
     }
 
     /// Opens the store(s), starts the writer, the broker and the gateway, from `serve`'s configuration.
-    static func start(_ configuration: ServeConfiguration, environment: [String: String] = [:], logger: Logger) throws
-        -> RunningGateway
-    {
+    static func start(
+        _ configuration: ServeConfiguration,
+        security: ServeSecurityConfiguration.Prepared,
+        environment: [String: String] = [:],
+        logger: Logger
+    ) throws -> RunningGateway {
         let redis = RedisSettings(
             password: try RedisSettings.password(file: configuration.redisPasswordFile, environment: environment),
             channels: RedisSettings.channels(shards: configuration.redisChannelShards)
@@ -120,7 +118,9 @@ public final class RunningGateway: Sendable {
             pongTimeoutMillis: milliseconds(configuration.pongTimeout),
             handshakeTimeoutMillis: milliseconds(configuration.handshakeTimeout),
             maxSubscriptions: configuration.maxSubscriptions,
-            maxFrameSize: configuration.maxFrameSize
+            maxFrameSize: configuration.maxFrameSize,
+            publishesPerSecond: configuration.security.publishRate,
+            publishBurst: configuration.security.publishBurst
         )
         let gatewayConfiguration = GatewayConfiguration(
             host: configuration.listen.host,
@@ -130,7 +130,9 @@ public final class RunningGateway: Sendable {
             maxConnections: configuration.maxConnections,
             outboundLimit: configuration.outboundLimit,
             slowPolicy: configuration.slowPolicy == .coalesce ? .coalesce : .disconnect,
-            drainPeriod: configuration.drainPeriod
+            drainPeriod: configuration.drainPeriod,
+            additionalListeners: configuration.security.listeners(security),
+            admission: configuration.security.admission
         )
         return try start(
             gateway: gatewayConfiguration,
@@ -138,32 +140,44 @@ public final class RunningGateway: Sendable {
             shadow: shadow,
             catalog: catalog,
             retention: configuration.retention,
+            authorizer: security.authorizer,
             logger: logger,
             broker: configuration.broker,
             redis: redis
         )
     }
 
-    /// Opens the store(s), starts the writer, the broker and the gateway.
+    /// Opens the store(s), starts the writer, the broker and the gateway. `authorizer` checks connect tokens
+    /// (`JWTAuthorizer` in production; the default admits everyone, for tests and `--insecure-dev`).
     public static func start(
         gateway gatewayConfiguration: GatewayConfiguration,
         store primary: StoreSpecification,
         shadow: StoreSpecification? = nil,
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
+        authorizer: any Authorizer = AllowAllAuthorizer(),
         logger: Logger = .disabled,
         broker brokerChoice: BrokerChoice = .local,
         redis: RedisSettings = RedisSettings()
     ) throws -> RunningGateway {
-        let broker = try BrokerFactory.make(brokerChoice, store: primary, redis: redis, logger: logger)
-        let storePublishes = BrokerFactory.storePublishes(primary, to: brokerChoice)
         let reporter = ShadowDivergenceReporter(logger: Logger(label: "shadow", level: logger.level, sink: logger.sink))
         let observers = ObserverRegistry(logger: logger)
+        let broker = try BrokerFactory.make(brokerChoice, store: primary, redis: redis, logger: logger)
+        // A Redis store on the Redis broker's server publishes each record from its apply script: no second publish.
+        let storePublishes = BrokerFactory.storePublishes(primary, to: brokerChoice)
+        var committedHook: (@Sendable ([OrderChangeRecord]) -> Void)?
+        if !storePublishes {
+            let brokerPublisher = BrokerPublisher(broker: broker, logger: logger)
+            committedHook = { records in brokerPublisher.publish(records) }
+        }
         let writer: StoreWriter
         do {
             writer = try StoreWriter(
                 observers: observers,
-                configuration: StoreWriter.Configuration(logger: Logger(label: "store", level: logger.level, sink: logger.sink))
+                configuration: StoreWriter.Configuration(
+                    logger: Logger(label: "store", level: logger.level, sink: logger.sink),
+                    committed: committedHook
+                )
             ) { () throws(StoreError) -> any OrderStore in
                 let store = try StoreFactory.open(
                     primary,
@@ -186,16 +200,13 @@ public final class RunningGateway: Sendable {
             codec: ProtobufFrameCodec(),
             store: StoreWriterAccess(writer: writer),
             broker: broker,
-            authorizer: AllowAllAuthorizer(),
+            authorizer: authorizer,
             logger: Logger(label: "gateway", level: logger.level, sink: logger.sink)
         )
         try broker.start(delivering: gateway.delivery)
-        let token = storePublishes
-            ? nil : observers.observe(.all, BrokerPublisher(broker: broker, logger: logger), limit: Int.max)
         do {
             try BrokerFactory.waitUntilConnected(broker)
         } catch {
-            token?.cancel()
             broker.shutdown()
             writer.shutdown()
             throw error
@@ -203,7 +214,6 @@ public final class RunningGateway: Sendable {
         do {
             try gateway.start()
         } catch {
-            token?.cancel()
             broker.shutdown()
             writer.shutdown()
             throw CommandFailure("cannot listen on \(gatewayConfiguration.host):\(gatewayConfiguration.port): \(error)")
@@ -213,7 +223,6 @@ public final class RunningGateway: Sendable {
             writer: writer,
             broker: broker,
             observers: observers,
-            brokerToken: token,
             loopCount: loops,
             divergences: reporter
         )
@@ -225,7 +234,6 @@ public final class RunningGateway: Sendable {
         gateway.stop()
         writer.shutdown()
         observers.waitUntilDelivered()
-        brokerToken?.cancel()
         broker.shutdown()
     }
 }

@@ -43,6 +43,8 @@ public struct ServeConfiguration: Sendable {
     public var retention: StoreRetention
     /// Minimum log level.
     public var logLevel: LogLevel
+    /// TLS, tokens and admission limits.
+    public var security: ServeSecurityConfiguration
 
     /// Validates resolved serve options.
     public init(options: ResolvedOptions) throws(CommandLineError) {
@@ -80,6 +82,7 @@ public struct ServeConfiguration: Sendable {
             throw CommandLineError("--log-level must be one of trace, debug, info, notice, warning, error; got '\(levelText)'")
         }
         logLevel = level
+        security = try ServeSecurityConfiguration(options: options)
         if pingInterval <= .zero || pongTimeout <= .zero || handshakeTimeout <= .zero {
             throw CommandLineError("--ping-interval, --pong-timeout and --handshake-timeout must be above zero")
         }

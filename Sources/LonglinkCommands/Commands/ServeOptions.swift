@@ -39,5 +39,5 @@ public enum ServeOptions {
         OptionSpec("retention-age", default: "24h", valueName: "DURATION", help: "history age kept per order"),
         OptionSpec("terminal-ttl", default: "24h", valueName: "DURATION", help: "how long finished orders are kept"),
         OptionSpec("log-level", default: "info", valueName: "LEVEL", help: "trace | debug | info | notice | warning | error"),
-    ]
+    ] + ServeSecurityConfiguration.specs
 }

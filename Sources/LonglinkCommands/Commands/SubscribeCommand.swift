@@ -27,7 +27,7 @@ public enum SubscribeCommand {
         let limit = try options.int("count")
         let duration = try options.duration("duration")
         let json = options.flag("json")
-        let client = try ClientOptions.makeClient(options, name: "subscribe")
+        let client = try ClientOptions.makeClient(options, name: "subscribe", io: context.io)
         defer { client.close() }
         client.onError { error in context.io.err("server error: \(error)") }
         let streams = routes.map { client.changes(of: $0) }

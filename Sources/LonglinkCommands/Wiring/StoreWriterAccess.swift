@@ -34,9 +34,9 @@ struct StoreWriterAccess: StoreAccess {
     }
 }
 
-/// Publishes every durable change to the broker: registered on the Store's `ObserverRegistry` with no limit,
-/// because the broker path must never drop a record.
-final class BrokerPublisher: ContentObserver {
+/// Publishes every durable change to the broker, called by the Store's writer right after each commit (its
+/// `committed` hook): the broker path must never drop a record and should not pay an extra thread hop.
+final class BrokerPublisher: Sendable {
     let broker: any Broker
     let logger: Logger
 
@@ -45,11 +45,13 @@ final class BrokerPublisher: ContentObserver {
         self.logger = logger
     }
 
-    func contentDidChange(_ change: ContentChange) {
-        do {
-            try broker.publish(change.record)
-        } catch {
-            logger.error("broker publish failed: \(error)", [("route", change.route.text)])
+    func publish(_ records: [OrderChangeRecord]) {
+        for record in records {
+            do {
+                try broker.publish(record)
+            } catch {
+                logger.error("broker publish failed: \(error)", [("route", record.route.text)])
+            }
         }
     }
 }

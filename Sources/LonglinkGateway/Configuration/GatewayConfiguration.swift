@@ -1,4 +1,5 @@
 import LonglinkCore
+public import LonglinkLoop
 
 /// Everything the gateway needs to know to run, as plain values. `longlink serve` builds it from the resolved
 /// options; tests build it directly with small timings.
@@ -29,6 +30,13 @@ public struct GatewayConfiguration: Sendable {
     public var drainPeriod: Duration
     /// Bytes read per readiness event before moving on to other connections (fairness, level-triggered).
     public var readBudget: Int
+    /// How the main listener's connections are wrapped (plain TCP by default).
+    public var transport: any TransportFactory
+    /// More listeners beside the main one, each with its own transport (e.g. a TLS port for apps while the main
+    /// plain port serves backends on localhost).
+    public var additionalListeners: [GatewayListener]
+    /// Admission control at accept time: connection rate, connections per address, handshake budget.
+    public var admission: AdmissionLimits
     /// `SO_SNDBUF` for accepted sockets; nil keeps the kernel's auto-tuning. A small value makes the outbound
     /// limit (and so the slow-consumer policy) bite sooner, at the cost of throughput to fast readers.
     public var socketSendBuffer: Int?
@@ -43,8 +51,14 @@ public struct GatewayConfiguration: Sendable {
         slowPolicy: SlowConsumerPolicy = .disconnect,
         drainPeriod: Duration = .seconds(10),
         readBudget: Int = 256 * 1024,
-        socketSendBuffer: Int? = nil
+        socketSendBuffer: Int? = nil,
+        transport: any TransportFactory = PlainTransportFactory(),
+        additionalListeners: [GatewayListener] = [],
+        admission: AdmissionLimits = .unlimited
     ) {
+        self.transport = transport
+        self.additionalListeners = additionalListeners
+        self.admission = admission
         self.socketSendBuffer = socketSendBuffer
         self.host = host
         self.port = port

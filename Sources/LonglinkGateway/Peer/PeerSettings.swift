@@ -21,6 +21,11 @@ public struct PeerSettings: Sendable {
     public var maxViolations: Int
     /// How long before token expiry the client is warned (ms).
     public var tokenWarningLeadMillis: UInt64
+    /// Publishes per second per connection (token bucket); 0 = unlimited (the default here; `serve` sets 1000).
+    /// Excess publishes are refused with `rate_limited` on that request; the connection stays open.
+    public var publishesPerSecond: Int
+    /// Publishes a connection may send at once above the rate (the bucket's size).
+    public var publishBurst: Int
     /// Route kinds served and whether they are open to external subscribers.
     public var routes: RouteRegistry
 
@@ -34,8 +39,12 @@ public struct PeerSettings: Sendable {
         maxRecoveredRecords: Int = 1_000,
         maxViolations: Int = 5,
         tokenWarningLeadMillis: UInt64 = 60_000,
-        routes: RouteRegistry = .standard
+        routes: RouteRegistry = .standard,
+        publishesPerSecond: Int = 0,
+        publishBurst: Int = 2_000
     ) {
+        self.publishesPerSecond = publishesPerSecond
+        self.publishBurst = publishBurst
         self.nodeID = nodeID
         self.pingIntervalMillis = pingIntervalMillis
         self.pongTimeoutMillis = pongTimeoutMillis

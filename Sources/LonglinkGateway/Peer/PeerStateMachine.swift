@@ -51,6 +51,9 @@ public struct PeerStateMachine {
     private var lastInboundMillis: UInt64
     private var lastPingMillis: UInt64
     private var warnedTokenExpiry = false
+    /// Publish token bucket: tokens now, and when it was last refilled (wall ms).
+    private var publishTokens: Double
+    private var publishRefilledMillis: UInt64
     private let context: PeerContext
     private var settings: PeerSettings { context.settings }
     private var authorizer: any Authorizer { context.authorizer }
@@ -67,6 +70,8 @@ public struct PeerStateMachine {
         self.acceptedAtMillis = nowMillis
         self.lastInboundMillis = nowMillis
         self.lastPingMillis = nowMillis
+        self.publishTokens = Double(max(1, context.settings.publishBurst))
+        self.publishRefilledMillis = nowMillis
     }
 
     /// Routes this peer is subscribed to (including those waiting for their snapshot).
@@ -80,7 +85,8 @@ public struct PeerStateMachine {
     public mutating func transportReady(nowMillis: UInt64) {
         precondition(phase == .accepted, "transportReady in phase \(phase)")
         phase = .handshake
-        acceptedAtMillis = nowMillis
+        // The handshake timeout keeps counting from the accept: it bounds the whole unauthenticated time,
+        // transport handshake (TLS) and connect frame together.
         lastInboundMillis = nowMillis
     }
 
@@ -123,7 +129,7 @@ public struct PeerStateMachine {
             case .unsubscribe(let request):
                 return unsubscribe(request)
             case .publish(let request):
-                return publish(request)
+                return publish(request, nowMillis: nowMillis)
             case .ack(let ack):
                 guard let route = try? Route(parsing: ack.route), let subscription = subscriptions[route],
                     ack.offset <= subscription.lastOffset
@@ -208,9 +214,12 @@ public struct PeerStateMachine {
         return [.unsubscribe(route), .send(.unsubscribed(Unsubscribed(requestID: request.requestID, route: route)))]
     }
 
-    private mutating func publish(_ request: PublishRequest) -> [PeerAction] {
+    private mutating func publish(_ request: PublishRequest, nowMillis: UInt64) -> [PeerAction] {
         guard principal!.mayPublish else {
             return violation(request.requestID, .permissionDenied, "publishing needs the publisher role")
+        }
+        guard takePublishToken(nowMillis: nowMillis) else {
+            return refusePublish(request.requestID, .rateLimited, "more than \(settings.publishesPerSecond) publishes per second")
         }
         guard let orderID = OrderID(request.orderID) else {
             return refusePublish(request.requestID, .invalidField, "order id '\(request.orderID)' is not [A-Za-z0-9_.-]{1,64}")
@@ -412,6 +421,19 @@ public struct PeerStateMachine {
 
     private func refusePublish(_ requestID: UInt32, _ code: ErrorCode, _ message: String) -> [PeerAction] {
         [.send(.publishResult(PublishResult(requestID: requestID, outcome: .refused(ErrorFrame(requestID: requestID, code: code, message: message)))))]
+    }
+
+    /// Refills the publish bucket for the time since the last publish and takes one token; false when empty.
+    private mutating func takePublishToken(nowMillis: UInt64) -> Bool {
+        guard settings.publishesPerSecond > 0 else { return true }
+        let elapsed = Double(nowMillis &- publishRefilledMillis) / 1000
+        if nowMillis > publishRefilledMillis {
+            publishTokens = min(Double(max(1, settings.publishBurst)), publishTokens + elapsed * Double(settings.publishesPerSecond))
+            publishRefilledMillis = nowMillis
+        }
+        guard publishTokens >= 1 else { return false }
+        publishTokens -= 1
+        return true
     }
 
     private mutating func violation(_ requestID: UInt32, _ code: ErrorCode, _ message: String) -> [PeerAction] {

@@ -16,6 +16,10 @@ final class Connection: SelectorHandler {
     var clientID: String { peer.clientID }
     /// The peer's address, for inspection and logs (asked of the kernel when needed, not stored).
     var remoteAddress: String { (try? Socket.peerAddress(transport.fd).description) ?? "unknown" }
+    /// The peer's IP address alone (the per-address admission key; an IPv4 text fits inline, no allocation).
+    let sourceAddress: String
+    /// Waiting for the next iteration's handshake budget (registered with no interest meanwhile).
+    var handshakeDeferred = false
     unowned let owner: LoopGateway
     let transport: any Transport
     var registration: RegistrationID?
@@ -32,8 +36,9 @@ final class Connection: SelectorHandler {
     /// Monotonic ms of the last inbound byte, for inspection.
     private(set) var lastActivityMillis: UInt64 = 0
 
-    init(id: UInt64, transport: any Transport, owner: LoopGateway, nowMillis: UInt64) {
+    init(id: UInt64, sourceAddress: String, transport: any Transport, owner: LoopGateway, nowMillis: UInt64) {
         self.id = id
+        self.sourceAddress = sourceAddress
         self.transport = transport
         self.owner = owner
         self.peer = PeerStateMachine(clientID: "c\(id)", context: owner.shared.peerContext, nowMillis: nowMillis)
@@ -45,19 +50,36 @@ final class Connection: SelectorHandler {
     func handleEvent(_ event: SelectorEvent) {
         guard !isClosed else { return }
         if peer.phase == .accepted {
-            advanceHandshake()
+            startHandshake()
             return
         }
-        if !event.isDisjoint(with: [.read, .readEOF, .reset, .error]) {
+        // A TLS read may be waiting for writability and a TLS write for readability: while the transport waits
+        // for anything, every readiness retries both.
+        let transportWaits = !transport.interest.isEmpty
+        if transportWaits || !event.isDisjoint(with: [.read, .readEOF, .reset, .error]) {
             readAvailable()
         }
-        if event.contains(.write) && !isClosed {
+        if (transportWaits || event.contains(.write)) && !isClosed {
             flush()
         }
     }
 
+    /// One handshake step if this iteration's budget allows, otherwise wait for the next iteration's.
+    func startHandshake() {
+        guard !isClosed else { return }
+        if owner.takeHandshakeToken() {
+            handshakeDeferred = false
+            advanceHandshake()
+        } else if !handshakeDeferred {
+            handshakeDeferred = true
+            owner.shared.counters.handshakesDeferred.add(1, ordering: .relaxed)
+            owner.deferredHandshakes.append(self)
+            updateInterest()
+        }
+    }
+
     /// Drives the transport's own set-up (instant for TCP, a few round trips for TLS).
-    func advanceHandshake() {
+    private func advanceHandshake() {
         do {
             switch try transport.handshake() {
             case .wouldBlock:
@@ -239,8 +261,9 @@ final class Connection: SelectorHandler {
     func updateInterest() {
         guard let registration, !isClosed else { return }
         var interest: SelectorEvent = transport.interest
+        if handshakeDeferred { interest = [] }
         if peer.phase != .draining && peer.phase != .accepted { interest.insert(.read) }
-        if peer.phase == .accepted { interest.insert(.read) }
+        if peer.phase == .accepted && !handshakeDeferred && interest.isEmpty { interest.insert(.read) }
         if !outbound.isEmpty || !coalesced.isEmpty { interest.insert(.write) }
         do {
             try owner.context.reregister(registration, interest: interest)

@@ -19,7 +19,7 @@ public final class Gateway: Sendable {
     private let shared: GatewayShared
     private let state = Mutex(State.initial)
     private let group = Mutex<EventLoopGroup?>(nil)
-    private let boundPort = Atomic<Int>(0)
+    private let boundPorts = Mutex<[Int]>([])
     /// The broker delivery to hand to `Broker.start(delivering:)`.
     public let delivery: any BrokerDelivery
 
@@ -51,7 +51,11 @@ public final class Gateway: Sendable {
     /// The process-wide counters.
     public var counters: GatewayCounters { shared.counters }
     /// The bound port (the real one when configured with port 0); 0 before `start()`.
-    public var port: Int { boundPort.load(ordering: .relaxed) }
+    public var port: Int { port(ofListener: 0) }
+    /// The bound port of a listener: 0 is the main one, 1... the `additionalListeners` in order; 0 before `start()`.
+    public func port(ofListener index: Int) -> Int {
+        boundPorts.withLock { index < $0.count ? $0[index] : 0 }
+    }
     /// The current state.
     public var currentState: State { state.withLock { $0 } }
 
@@ -65,32 +69,51 @@ public final class Gateway: Sendable {
         }
         precondition(proceed, "Gateway.start() called twice")
         let configuration = shared.configuration
-        var fds: [CInt] = []
+        let specs = [GatewayListener(host: configuration.host, port: configuration.port, transport: configuration.transport)]
+            + configuration.additionalListeners
+        let loopCount = max(1, configuration.loopCount)
+        // fds[loop][listener]: every loop has its own SO_REUSEPORT socket for every listener.
+        var fds: [[CInt]] = Array(repeating: [], count: loopCount)
+        var ports: [Int] = []
         do {
-            let first = try Socket.listen(host: configuration.host, port: configuration.port, reusePort: true)
-            fds.append(first)
-            let port = try Socket.localPort(first)
-            boundPort.store(port, ordering: .relaxed)
-            for _ in 1..<max(1, configuration.loopCount) {
-                fds.append(try Socket.listen(host: configuration.host, port: port, reusePort: true))
+            for spec in specs {
+                let first = try Socket.listen(host: spec.host, port: spec.port, reusePort: true)
+                fds[0].append(first)
+                let port = try Socket.localPort(first)
+                ports.append(port)
+                for loop in 1..<loopCount {
+                    fds[loop].append(try Socket.listen(host: spec.host, port: port, reusePort: true))
+                }
             }
         } catch {
-            for fd in fds { Socket.close(fd) }
+            for fd in fds.joined() { Socket.close(fd) }
             state.withLock { $0 = .stopped }
             throw error
         }
+        boundPorts.withLock { $0 = ports }
         let shared = self.shared
         let listeningFDs = fds
-        let loops = try EventLoopGroup(numberOfThreads: listeningFDs.count) { context in
+        let factories = specs.map(\.transport)
+        let loops = try EventLoopGroup(numberOfThreads: loopCount) { context in
             do {
-                _ = try LoopGateway(context: context, shared: shared, listeningFD: listeningFDs[context.eventLoop.id])
+                let mine = listeningFDs[context.eventLoop.id]
+                _ = try LoopGateway(
+                    context: context,
+                    shared: shared,
+                    listeners: zip(mine, factories).map { LoopGateway.ListenerSpec(fd: $0, transport: $1) }
+                )
             } catch {
                 shared.logger.error("loop \(context.eventLoop.id) could not start: \(error)")
             }
         }
         shared.loops.withLock { $0 = loops.loops }
         group.withLock { $0 = loops }
-        shared.logger.info("listening", [("address", "\(configuration.host):\(port)"), ("loops", "\(fds.count)")])
+        for (spec, port) in zip(specs, ports) {
+            shared.logger.info(
+                "listening",
+                [("address", "\(spec.host):\(port)"), ("transport", "\(type(of: spec.transport))"), ("loops", "\(loopCount)")]
+            )
+        }
     }
 
     /// Stops accepting and disconnects every client with `shutdown`, paced over the drain period. Blocks the

@@ -27,6 +27,8 @@ public final class GatewayCounters: Sendable {
     let protocolErrors = Atomic<Int>(0)
     /// Subscribes answered with `recovered = true` after a resume.
     let recoveries = Atomic<Int>(0)
+    /// Transport handshake steps postponed by the per-iteration handshake budget.
+    let handshakesDeferred = Atomic<Int>(0)
     private let disconnects = Mutex<[UInt32: Int]>([:])
 
     public init() {}
@@ -51,7 +53,8 @@ public final class GatewayCounters: Sendable {
             coalescedRecords: coalescedRecords.load(ordering: .relaxed),
             protocolErrors: protocolErrors.load(ordering: .relaxed),
             recoveries: recoveries.load(ordering: .relaxed),
-            disconnects: disconnectsByCode
+            disconnects: disconnectsByCode,
+            handshakesDeferred: handshakesDeferred.load(ordering: .relaxed)
         )
     }
 
@@ -91,4 +94,6 @@ public struct GatewayStats: Sendable, Hashable {
     public var recoveries: Int
     /// Disconnects by numbered reason.
     public var disconnects: [DisconnectCode: Int]
+    /// Handshake steps postponed by the handshake budget.
+    public var handshakesDeferred: Int
 }

@@ -20,6 +20,8 @@ final class GatewayShared: Sendable {
     let loops = Mutex<[EventLoop]>([])
     /// Loops that finished draining.
     let drainedLoops = Atomic<Int>(0)
+    /// Connection rate and per-address limits, shared by every loop.
+    let admission: ConnectionAdmission
 
     init(
         configuration: GatewayConfiguration,
@@ -40,6 +42,7 @@ final class GatewayShared: Sendable {
         self.logger = logger
         self.counters = counters
         self.clock = clock
+        self.admission = ConnectionAdmission(limits: configuration.admission, nowNanos: MonotonicClock.nanoseconds())
     }
 }
 

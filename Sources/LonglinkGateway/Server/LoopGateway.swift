@@ -10,7 +10,13 @@ final class LoopGateway {
     let context: LoopContext
     let shared: GatewayShared
     let frameReader: FrameReader
-    private var listener: Listener?
+    /// A listening socket of this loop and how its connections are wrapped.
+    struct ListenerSpec {
+        var fd: CInt
+        var transport: any TransportFactory
+    }
+
+    private var listeners: [Listener] = []
     private var connections: [UInt64: Connection] = [:]
     private let hub = Hub()
     private var pendingFlush: [Connection] = []
@@ -22,28 +28,45 @@ final class LoopGateway {
     /// Wall-clock milliseconds (token expiry compares with it).
     var wallMillis: UInt64 { shared.clock.nowMillis() }
 
-    init(context: LoopContext, shared: GatewayShared, listeningFD: CInt?) throws(IOError) {
+    /// Transport handshake steps left in this iteration (see `AdmissionLimits.handshakesPerIteration`).
+    var handshakeTokens: Int
+    /// Connections whose handshake step waits for the next iteration's budget.
+    var deferredHandshakes: [Connection] = []
+
+    init(context: LoopContext, shared: GatewayShared, listeners specs: [ListenerSpec]) throws(IOError) {
         self.context = context
         self.shared = shared
         self.frameReader = FrameReader(maxFrameSize: shared.configuration.peer.maxFrameSize)
+        self.handshakeTokens = max(1, shared.configuration.admission.handshakesPerIteration)
         context.attach(self)
-        context.addBeforeSleep { [unowned self] in self.flushPending() }
+        context.addBeforeSleep { [unowned self] in
+            self.flushPending()
+            self.refillHandshakeBudget()
+        }
         context.schedule(every: shared.configuration.tickInterval) { [unowned self] in self.tick() }
-        if let listeningFD {
-            listener = try Listener(
-                fd: listeningFD,
-                on: context,
-                onError: { [unowned self] error in
-                    self.shared.logger.warning("accept failed: \(error)")
-                },
-                onAccept: { [unowned self] fd in self.accept(fd) }
-            )
+        for spec in specs {
+            let transport = spec.transport
+            let listener: Listener
+            do {
+                listener = try Listener(
+                    fd: spec.fd,
+                    on: context,
+                    onError: { [unowned self] error in
+                        self.shared.logger.warning("accept failed: \(error)")
+                    },
+                    onAccept: { [unowned self] fd in self.accept(fd, transport: transport) }
+                )
+            } catch {
+                Socket.close(spec.fd)
+                throw error
+            }
+            listeners.append(listener)
         }
     }
 
     // MARK: Connections
 
-    private func accept(_ fd: CInt) {
+    private func accept(_ fd: CInt, transport factory: any TransportFactory) {
         let counters = shared.counters
         counters.accepted.add(1, ordering: .relaxed)
         if draining || counters.connections.load(ordering: .relaxed) >= shared.configuration.maxConnections {
@@ -51,33 +74,45 @@ final class LoopGateway {
             refuse(fd, draining ? .shutdown : .tooManyConnections)
             return
         }
+        let peerAddress = try? Socket.peerAddress(fd)
+        let address = peerAddress?.host ?? "unknown"
+        if let refusal = shared.admission.admit(address: address, nowNanos: context.now) {
+            counters.refused.add(1, ordering: .relaxed)
+            counters.recordDisconnect(refusal.code)
+            refuse(fd, refusal.code, reason: refusal.reason, retryAfterMillis: refusal.retryAfterMillis)
+            return
+        }
         let transport: any Transport
         do {
-            try Socket.enableNoDelay(fd)
             if let size = shared.configuration.socketSendBuffer { try Socket.setBufferSizes(fd, send: size) }
-            transport = PlainTransport(fd: fd)
+            transport = try factory.makeTransport(fd: fd, role: .accepted)
         } catch {
+            shared.admission.release(address: address)
             Socket.close(fd)
             return
         }
         let id = nextSerial << 6 | UInt64(context.eventLoop.id & 63)
         nextSerial += 1
-        let connection = Connection(id: id, transport: transport, owner: self, nowMillis: wallMillis)
+        let connection = Connection(id: id, sourceAddress: address, transport: transport, owner: self, nowMillis: wallMillis)
         do {
             connection.registration = try context.register(fd: fd, interest: .read, handler: connection)
         } catch {
+            shared.admission.release(address: address)
             transport.close()
             return
         }
         connections[id] = connection
         counters.connections.add(1, ordering: .relaxed)
-        connection.advanceHandshake()
+        connection.startHandshake()
     }
 
     /// Answers a connection we will not serve with a numbered disconnect, best effort, and closes it.
-    private func refuse(_ fd: CInt, _ code: DisconnectCode) {
-        let reason = code == .shutdown ? "server draining" : "connection limit reached"
-        if let bytes = encode(.disconnect(Disconnect(code: code, reason: reason, reconnectAfterMillis: 1_000))) {
+    /// The bytes go out in the clear, before any transport handshake: a TLS client sees a failed handshake and
+    /// retries later, as it would for any refused connection.
+    private func refuse(_ fd: CInt, _ code: DisconnectCode, reason: String? = nil, retryAfterMillis: UInt32 = 1_000) {
+        let reason = reason ?? (code == .shutdown ? "server draining" : "connection limit reached")
+        let disconnect = Disconnect(code: code, reason: reason, reconnectAfterMillis: retryAfterMillis)
+        if let bytes = encode(.disconnect(disconnect)) {
             _ = bytes.withUnsafeBytes { try? Socket.write(fd, $0) }
         }
         Socket.close(fd)
@@ -86,6 +121,7 @@ final class LoopGateway {
     func connectionClosed(_ connection: Connection, reason: String) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         shared.counters.connections.subtract(1, ordering: .relaxed)
+        shared.admission.release(address: connection.sourceAddress)
         shared.logger.debug("connection closed: \(reason)", [("conn", connection.clientID)])
         if draining && connections.isEmpty { finishDrain() }
     }
@@ -270,8 +306,8 @@ final class LoopGateway {
     func drain() {
         guard !draining else { return }
         draining = true
-        listener?.close()
-        listener = nil
+        for listener in listeners { listener.close() }
+        listeners.removeAll()
         let all = Array(connections.values)
         guard !all.isEmpty else {
             finishDrain()

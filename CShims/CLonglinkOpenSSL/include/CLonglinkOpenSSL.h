@@ -1,0 +1,43 @@
+// CLonglinkOpenSSL: the system OpenSSL (Debian's libssl/libcrypto 3.0) plus the few wrappers Swift needs because
+// the OpenSSL calls it would use are macros (SSL_CTX_set_min_proto_version, SSL_set_tlsext_host_name, ...).
+// Only LonglinkOpenSSL imports this module (`internal import`), so no OpenSSL type leaves that adapter.
+#pragma once
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+#include <openssl/crypto.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// SSL_CTX_set_min_proto_version / SSL_CTX_set_max_proto_version are SSL_CTX_ctrl macros Swift cannot see.
+// `version` is e.g. TLS1_2_VERSION; 0 means "no limit".
+int CLonglinkOpenSSL_CTX_set_proto_versions(SSL_CTX *ctx, int min_version, int max_version);
+
+// SSL_CTX_set_mode is an SSL_CTX_ctrl macro. Sets the modes a non-blocking event-loop transport needs:
+// partial writes (a write returns what fitted), a write buffer that may move between retries (Swift arrays do),
+// and releasing idle read/write buffers (memory per idle connection).
+void CLonglinkOpenSSL_CTX_set_nonblocking_modes(SSL_CTX *ctx);
+
+// SSL_CTX_set_session_cache_mode is an SSL_CTX_ctrl macro; a gateway's clients reconnect often, so the server
+// keeps its default session cache (TLS 1.3 tickets work either way); this turns it off for a client context.
+void CLonglinkOpenSSL_CTX_disable_session_cache(SSL_CTX *ctx);
+
+// SSL_set_tlsext_host_name is an SSL_ctrl macro. Sets SNI (skipped for IP literals, which RFC 6066 forbids in
+// SNI) and the name the peer certificate must match: a DNS name (SAN dNSName / CN) or an IP address (SAN iPAddress),
+// which need different X509_VERIFY_PARAM setters. Returns 1 on success.
+int CLonglinkOpenSSL_set_server_name(SSL *ssl, const char *name);
+
+// SSL_set_fd uses OpenSSL's socket BIO, which writes with write(2): a peer that closed turns the next write
+// into SIGPIPE, killing a process that has not ignored it (a library must not require that). This attaches a
+// socket BIO whose writes use send(MSG_NOSIGNAL) instead (EPIPE comes back as an error), everything else being
+// the standard socket BIO's. Returns 1 on success.
+int CLonglinkOpenSSL_set_fd_nosigpipe(SSL *ssl, int fd);
+
+// HMAC-SHA256 through the one-shot HMAC() (EVP_sha256() is a function, but this keeps EVP types out of Swift).
+// `out` must hold 32 bytes. Returns 1 on success.
+int CLonglinkOpenSSL_hmac_sha256(const void *key, size_t key_length, const void *data, size_t data_length,
+                                 unsigned char *out);
+
+// ERR_get_error + ERR_error_string_n for the most recent error on this thread's queue, then clears the queue
+// (OpenSSL's error queue is per thread; a stale entry would be blamed on the next call). Writes "" if empty.
+void CLonglinkOpenSSL_last_error(char *buffer, size_t length);

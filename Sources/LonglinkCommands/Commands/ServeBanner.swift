@@ -1,0 +1,66 @@
+import LonglinkCore
+import LonglinkGateway
+import LonglinkOpenSSL
+
+/// What `serve` prints when it starts (listeners, auth mode, copy-paste commands with a token) and how it
+/// answers SIGHUP.
+enum ServeBanner {
+    static func text(
+        _ configuration: ServeConfiguration,
+        running: RunningGateway,
+        security: ServeSecurityConfiguration.Prepared
+    ) -> String {
+        let host = configuration.listen.host
+        let port = running.gateway.port
+        var listeners = "\(host):\(port)"
+        var tlsFlags = ""
+        if let tls = configuration.security.tlsListen {
+            let tlsPort = running.gateway.port(ofListener: 1)
+            listeners += " and TLS on \(tls.host):\(tlsPort)"
+            if security.tls?.configuration.clientCAFile == nil {
+                tlsFlags = " (over TLS: --server \(tls.host):\(tlsPort) --tls --ca-file CA.pem)"
+            }
+        }
+        var lines = [
+            "longlink \(LonglinkVersion.current) serving on \(listeners) "
+                + "(store \(configuration.store)\(configuration.shadowStore.map { ", shadow \($0)" } ?? ""), \(running.loopCount) loops)"
+        ]
+        guard let hint = security.tokenHint else {
+            lines += [
+                "",
+                "************************************************************************************",
+                "  WARNING: --insecure-dev: NO AUTHENTICATION. Every client is admitted as admin,",
+                "  with or without a token. Never run this way outside a development machine.",
+                "************************************************************************************",
+                "",
+                "Try, in another terminal:",
+                "  longlink subscribe order://taxi/8812 --server \(host):\(port)",
+                "  longlink publish --order 8812 --line taxi --state created --server \(host):\(port)",
+            ]
+            return lines.joined(separator: "\n")
+        }
+        lines += [
+            "tokens: HS256 JWTs checked with the configured secret (mint them with `longlink token`)",
+            "Try, in another terminal\(tlsFlags):",
+            "  LONGLINK_TOKEN=$(longlink token \(hint)--sub rider-1 --routes 'order://taxi/8812' --ttl 1h) \\",
+            "    longlink subscribe order://taxi/8812 --server \(host):\(port)",
+            "  LONGLINK_TOKEN=$(longlink token \(hint)--sub backend-1 --role publisher --ttl 1h) \\",
+            "    longlink publish --order 8812 --line taxi --state created --server \(host):\(port)",
+        ]
+        return lines.joined(separator: "\n")
+    }
+
+    /// SIGHUP: re-reads the TLS certificate and key; new connections use them, open ones keep theirs.
+    static func reload(_ tls: TLSContext?, logger: Logger) {
+        guard let tls else {
+            logger.notice("SIGHUP: nothing to reload (no TLS listener)")
+            return
+        }
+        do {
+            try tls.reload()
+            logger.notice("SIGHUP: TLS certificate reloaded; new connections use it, open ones keep theirs")
+        } catch {
+            logger.error("SIGHUP: TLS reload failed, still serving the previous certificate: \(error)")
+        }
+    }
+}

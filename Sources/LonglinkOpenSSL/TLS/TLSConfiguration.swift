@@ -1,0 +1,90 @@
+/// What a `TLSContext` is made from: the server's certificate and key (and, optionally, the CA that client
+/// certificates must chain to), or a client's trust (system store, a CA file, or none at all for tests).
+///
+/// TLS 1.2 is the minimum on both sides; OpenSSL negotiates 1.3 whenever the peer offers it.
+public struct TLSConfiguration: Sendable, Hashable {
+    /// Which side of the handshake the context is for.
+    public enum Role: Sendable, Hashable {
+        /// Accepts connections: presents `certificateFile`.
+        case server
+        /// Makes connections: checks the server's certificate against `trust`.
+        case client
+    }
+
+    /// How a client decides to trust the server's certificate.
+    public enum Trust: Sendable, Hashable {
+        /// The operating system's CA store (`/etc/ssl/certs`).
+        case system
+        /// Only certificates chaining to the CAs in this PEM file.
+        case caFile(String)
+        /// No verification at all (tests and local experiments; the CLI warns when it is used).
+        case insecureNoVerification
+    }
+
+    /// The lowest protocol version accepted.
+    public enum MinimumVersion: Sendable, Hashable {
+        /// TLS 1.2 (the default; 1.3 is still preferred when both sides speak it).
+        case tls12
+        /// TLS 1.3 only.
+        case tls13
+    }
+
+    /// Server or client.
+    public var role: Role
+    /// PEM certificate chain (server: required; client: optional client certificate).
+    public var certificateFile: String?
+    /// PEM private key for `certificateFile`.
+    public var privateKeyFile: String?
+    /// Server only: when set, clients must present a certificate chaining to a CA in this PEM file.
+    public var clientCAFile: String?
+    /// Client only: how the server's certificate is checked.
+    public var trust: Trust
+    /// The lowest protocol version accepted.
+    public var minimumVersion: MinimumVersion
+
+    /// A server configuration: certificate chain and key files, and optionally the CA file that client
+    /// certificates must chain to (then a client without a valid certificate is refused in the handshake).
+    public static func server(
+        certificateFile: String,
+        privateKeyFile: String,
+        clientCAFile: String? = nil,
+        minimumVersion: MinimumVersion = .tls12
+    ) -> TLSConfiguration {
+        TLSConfiguration(
+            role: .server,
+            certificateFile: certificateFile,
+            privateKeyFile: privateKeyFile,
+            clientCAFile: clientCAFile,
+            trust: .system,
+            minimumVersion: minimumVersion
+        )
+    }
+
+    /// A client configuration: how to trust the server, and optionally a client certificate and key.
+    public static func client(
+        trust: Trust = .system,
+        certificateFile: String? = nil,
+        privateKeyFile: String? = nil,
+        minimumVersion: MinimumVersion = .tls12
+    ) -> TLSConfiguration {
+        TLSConfiguration(
+            role: .client,
+            certificateFile: certificateFile,
+            privateKeyFile: privateKeyFile,
+            clientCAFile: nil,
+            trust: trust,
+            minimumVersion: minimumVersion
+        )
+    }
+}
+
+/// A TLS context could not be built (unreadable file, key not matching the certificate, ...).
+public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What failed, with OpenSSL's reason.
+    public let reason: String
+
+    /// Creates an error.
+    public init(_ reason: String) { self.reason = reason }
+
+    public var description: String { "TLSError: \(reason)" }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import LonglinkClient
+import LonglinkCore
+import LonglinkGateway
+import LonglinkOpenSSL
+import LonglinkProtobuf
+import LonglinkTestSupport
+import Synchronization
+import Testing
+
+/// `openssl s_client` against a listener, feeding `input` after the handshake; returns its output.
+func sClient(_ port: Int, _ extra: [String], input: [UInt8] = [], timeout: Duration = .seconds(10)) throws -> ProcessRunner.Output {
+    var environment = ProcessInfo.processInfo.environment
+    environment["OPENSSL_CONF"] = "/dev/null"  // the client's own defaults must not be what refuses old versions
+    return try ProcessRunner.run(
+        ["openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost"] + extra,
+        input: input,
+        environment: environment,
+        timeout: timeout
+    )
+}
+
+@Suite("TLS listeners (real handshakes, certificates made by openssl)", .serialized)
+struct TLSGatewayTests {
+    @Test("the client library subscribes and receives pushes over TLS, beside a plain listener")
+    func clientOverTLS() async throws {
+        let gateway = try SecureGateway()
+        defer { gateway.stop() }
+        let route = Route.order(.taxi, OrderID("t1")!)
+        let client = try gateway.client(.tls, token: gateway.token(), tls: .client(trust: .caFile(certificates.caFile)), serverName: "localhost")
+        defer { client.close() }
+        let plain = try gateway.client(.plain, token: gateway.token())
+        defer { plain.close() }
+        let seen = LockedCounter()
+        let plainSeen = LockedCounter()
+        let token = client.observe(route) { _ in seen.add() }
+        let plainToken = plain.observe(route) { _ in plainSeen.add() }
+        defer { token.cancel(); plainToken.cancel() }
+        #expect(await eventually { client.state.isConnected && plain.state.isConnected })
+        #expect(await eventually { gateway.counters.subscriptions == 2 })
+        for change in taxiChanges("t1", count: 20) { try await gateway.apply(change) }
+        #expect(await eventually { seen.value >= 20 && plainSeen.value >= 20 })
+        #expect(seen.value == 20)
+    }
+
+    @Test("openssl s_client completes a handshake and exchanges frames (connect → connected)")
+    func sClientInterop() throws {
+        let gateway = try SecureGateway()
+        defer { gateway.stop() }
+        // connect, then a frame of the wrong direction so the server answers, disconnects and closes.
+        var input = try HostilePeer.bytes(.connect(ConnectRequest(token: gateway.token(), clientName: "s_client")))
+        input += [2, 0x12, 0x00]  // body: field 2 (a ServerFrame kind), empty: protocol violation
+        let output = try sClient(gateway.port(.tls), ["-quiet", "-CAfile", certificates.caFile, "-verify_return_error"], input: input)
+        var buffer = ByteBuffer(bytes: output.stdout)
+        let codec = ProtobufFrameCodec()
+        var frames: [ServerFrame] = []
+        while let frame = try codec.decodeNextServerFrame(from: &buffer) { frames.append(frame) }
+        guard case .connected(let connected)? = frames.first else {
+            Issue.record("no connected frame from s_client output: \(output.text)")
+            return
+        }
+        #expect(connected.nodeID == "secure-node")
+        #expect(frames.contains { if case .disconnect(let d) = $0 { d.code == .protocolViolation } else { false } })
+    }
+
+    @Test("TLS 1.2 and 1.3 are accepted; TLS 1.0 and 1.1 are refused with a protocol_version alert")
+    func protocolVersions() throws {
+        let gateway = try SecureGateway()
+        defer { gateway.stop() }
+        let port = gateway.port(.tls)
+        for (flag, name) in [("-tls1_2", "TLSv1.2"), ("-tls1_3", "TLSv1.3")] {
+            let output = try sClient(port, [flag, "-CAfile", certificates.caFile])
+            #expect(output.text.contains("New, \(name), Cipher is"), "\(flag): \(output.text)")
+            #expect(output.text.contains("Verify return code: 0 (ok)"))
+        }
+        for flag in ["-tls1_1", "-tls1"] {
+            let output = try sClient(port, [flag, "-cipher", "DEFAULT@SECLEVEL=0"])
+            #expect(output.status != 0, "\(flag) must fail")
+            #expect(output.text.contains("alert protocol version"), "\(flag): the server must refuse: \(output.text)")
+        }
+    }
+
+    @Test(
+        "our client refuses expired, wrong-host and self-signed certificates",
+        arguments: [
+            (SecureGateway.Listener.expired, "certificate has expired"),
+            (.wrongHost, "hostname mismatch"),
+            (.selfSigned, "self-signed certificate"),
+        ]
+    )
+    func refusesBadCertificates(_ listener: SecureGateway.Listener, _ reason: String) async throws {
+        let gateway = try SecureGateway()
+        defer { gateway.stop() }
+        let log = LogCapture()
+        let client = try gateway.client(
+            listener,
+            token: gateway.token(),
+            tls: .client(trust: .caFile(certificates.caFile)),
+            serverName: "localhost",
+            logger: log.logger
+        )
+        defer { client.close() }
+        #expect(await eventually { log.text.contains(reason) }, "log: \(log.text)")
+        #expect(!client.state.isConnected)
+        // The same listener with verification off connects: the refusal was the certificate check.
+        let insecure = try gateway.client(listener, token: gateway.token(), tls: .client(trust: .insecureNoVerification))
+        defer { insecure.close() }
+        #expect(await eventually { insecure.state.isConnected })
+        #expect(!client.state.isConnected)
+    }
+
+    @Test("a listener with --tls-client-ca refuses clients without a certificate and admits those with one")
+    func clientCertificates() async throws {
+        let gateway = try SecureGateway()
+        defer { gateway.stop() }
+        let log = LogCapture()
+        let anonymous = try gateway.client(
+            .clientCertificate,
+            token: gateway.token(),
+            tls: .client(trust: .caFile(certificates.caFile)),
+            logger: log.logger
+        )
+        defer { anonymous.close() }
+        #expect(await eventually { log.text.contains("certificate required") }, "log: \(log.text)")
+        let identified = try gateway.client(
+            .clientCertificate,
+            token: gateway.token(),
+            tls: .client(
+                trust: .caFile(certificates.caFile),
+                certificateFile: certificates.clientCertificate,
+                privateKeyFile: certificates.clientKey
+            )
+        )
+        defer { identified.close() }
+        #expect(await eventually { identified.state.isConnected })
+        #expect(!anonymous.state.isConnected)
+        // A certificate from outside the CA is refused too.
+        let output = try sClient(
+            gateway.port(.clientCertificate),
+            ["-quiet", "-CAfile", certificates.caFile, "-cert", certificates.selfSignedCertificate, "-key", certificates.selfSignedKey],
+            input: try HostilePeer.bytes(.ping)
+        )
+        #expect(output.text.contains("alert unknown ca") || output.text.contains("alert bad certificate"), "\(output.text)")
+    }
+
+    @Test("a reload (SIGHUP) serves the new certificate to new connections and keeps live ones")
+    func reload() async throws {
+        let moving = certificates.path("moving-\(UInt32.random(in: 0...UInt32.max)).pem")
+        try FileManager.default.copyItem(atPath: certificates.serverCertificate, toPath: moving)
+        let gateway = try SecureGateway(serverCertificate: moving)
+        defer { gateway.stop() }
+        let route = Route.order(.taxi, OrderID("r1")!)
+        let client = try gateway.client(.tls, token: gateway.token(), tls: .client(trust: .caFile(certificates.caFile)))
+        defer { client.close() }
+        let seen = LockedCounter()
+        let observation = client.observe(route) { _ in seen.add() }
+        defer { observation.cancel() }
+        #expect(await eventually { gateway.counters.subscriptions == 1 })
+        let before = try sClient(gateway.port(.tls), ["-CAfile", certificates.caFile])
+        #expect(before.text.contains("CN = localhost"))
+
+        try FileManager.default.removeItem(atPath: moving)
+        try FileManager.default.copyItem(atPath: certificates.reloadedCertificate, toPath: moving)
+        try gateway.serverContext.reload()
+
+        let after = try sClient(gateway.port(.tls), ["-CAfile", certificates.caFile])
+        #expect(after.text.contains("CN = reloaded"), "\(after.text)")
+        for change in taxiChanges("r1", count: 5) { try await gateway.apply(change) }
+        #expect(await eventually { seen.value == 5 })
+        #expect(gateway.counters.accepted >= 3)
+        #expect(client.state.isConnected)
+    }
+}
+
+/// A thread-safe counter for observer callbacks.
+final class LockedCounter: Sendable {
+    private let count = Mutex(0)
+    func add(_ n: Int = 1) { count.withLock { $0 += n } }
+    var value: Int { count.withLock { $0 } }
+}
