@@ -108,7 +108,7 @@ let package = Package(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
-                "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP",
+                "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP", "LonglinkRedis",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -220,15 +220,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "LonglinkInspectTests",
-            dependencies: [
-                "LonglinkInspect", "LonglinkCommands", "LonglinkClient", "LonglinkGateway", "LonglinkStores",
-                "LonglinkProtobuf", "LonglinkTestSupport",
-            ],
-            resources: [.copy("Fixtures")],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
             name: "LonglinkRedisTests",
             dependencies: ["LonglinkRedis", "LonglinkLoop", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
@@ -239,6 +230,23 @@ let package = Package(
                 "LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkLoop", "LonglinkCore", "LonglinkGateway",
                 "LonglinkStores", "LonglinkTestSupport",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkScaleOutTests",
+            dependencies: [
+                "LonglinkCommands", "LonglinkRedis", "LonglinkGateway", "LonglinkStores", "LonglinkSQLite", "LonglinkLoop",
+                "LonglinkProtobuf", "LonglinkCore", "LonglinkTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkInspectTests",
+            dependencies: [
+                "LonglinkInspect", "LonglinkCommands", "LonglinkClient", "LonglinkGateway", "LonglinkStores",
+                "LonglinkProtobuf", "LonglinkTestSupport",
+            ],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -8,8 +8,9 @@ public final class RedisBlockingConnection {
     /// Where it is connected.
     public let address: RedisAddress
 
-    /// Connects (and selects `address.database` when it is not 0); `timeout` bounds the connect and every command.
-    public init(_ address: RedisAddress, timeout: Duration = .seconds(5)) throws(RedisError) {
+    /// Connects, authenticates with `password` when given (`AUTH`), and selects `address.database` when it is not
+    /// 0; `timeout` bounds the connect and every command.
+    public init(_ address: RedisAddress, password: String? = nil, timeout: Duration = .seconds(5)) throws(RedisError) {
         let millis = max(1, Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000))
         guard let context = CLonglinkHiredis_connect(address.host, Int32(address.port), millis) else {
             throw .connect("out of memory")
@@ -22,10 +23,16 @@ public final class RedisBlockingConnection {
         _ = CLonglinkHiredis_setTimeout(context, millis)
         self.context = context
         self.address = address
+        if let password {
+            _ = try command(["AUTH", password])
+        }
         if address.database != 0 {
             _ = try command(["SELECT", String(address.database)])
         }
     }
+
+    /// Whether the connection failed (an I/O error, a timeout or a close by the server): it cannot be used again.
+    public var isBroken: Bool { context.pointee.err != 0 }
 
     deinit { redisFree(context) }
 
@@ -38,13 +45,33 @@ public final class RedisBlockingConnection {
     /// Runs one command with binary-safe arguments. An error reply is thrown as `RedisError.server`.
     @discardableResult
     public func command(bytes arguments: [[UInt8]]) throws(RedisError) -> RedisReply {
+        try append(arguments)
+        let reply = try nextReply()
+        if case .error(let message) = reply { throw .server(message) }
+        return reply
+    }
+
+    /// Sends several commands in one write and reads their replies in order (a pipeline: one round trip). Error
+    /// replies come back as `.error` values in place; an I/O failure throws (the connection is then broken).
+    public func pipeline(_ commands: [[[UInt8]]]) throws(RedisError) -> [RedisReply] {
+        for arguments in commands { try append(arguments) }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for _ in commands { replies.append(try nextReply()) }
+        return replies
+    }
+
+    /// Queues one command in hiredis's output buffer (`redisAppendCommandArgv`); `nextReply` flushes it.
+    private func append(_ arguments: [[UInt8]]) throws(RedisError) {
         precondition(!arguments.isEmpty, "a Redis command needs at least its name")
-        // redisCommandArgv wants `const char **` and lengths; copy each argument into one C buffer for the call.
+        // redisAppendCommandArgv wants `const char **` and lengths; copy the arguments into one C buffer for the call.
         let total = arguments.reduce(0) { $0 + $1.count }
         let storage = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, total))
         defer { storage.deallocate() }
         var pointers: [UnsafePointer<CChar>?] = []
         var lengths: [Int] = []
+        pointers.reserveCapacity(arguments.count)
+        lengths.reserveCapacity(arguments.count)
         var offset = 0
         for argument in arguments {
             argument.withUnsafeBytes { raw in
@@ -58,13 +85,19 @@ public final class RedisBlockingConnection {
             lengths.append(argument.count)
             offset += argument.count
         }
-        guard let object = redisCommandArgv(context, Int32(arguments.count), &pointers, &lengths) else {
+        guard redisAppendCommandArgv(context, Int32(arguments.count), &pointers, &lengths) == REDIS_OK else {
+            throw .io(String(cString: CLonglinkHiredis_contextError(context)))
+        }
+    }
+
+    /// Writes what is queued (first call) and reads the next reply.
+    private func nextReply() throws(RedisError) -> RedisReply {
+        var object: UnsafeMutableRawPointer?
+        guard redisGetReply(context, &object) == REDIS_OK, let object else {
             throw .io(String(cString: CLonglinkHiredis_contextError(context)))
         }
         defer { freeReplyObject(object) }
-        let reply = RedisReply(object.assumingMemoryBound(to: redisReply.self))
-        if case .error(let message) = reply { throw .server(message) }
-        return reply
+        return RedisReply(object.assumingMemoryBound(to: redisReply.self))
     }
 }
 

@@ -116,6 +116,17 @@ public final class RedisConnection: SelectorHandler {
         expect(channels.count, completion)
     }
 
+    /// `UNSUBSCRIBE channel...`; the completion runs once Redis confirmed every channel.
+    public func unsubscribe(_ channels: [String], completion: Completion? = nil) {
+        precondition(!channels.isEmpty, "unsubscribe needs at least one channel")
+        guard state != .closed else {
+            completion?(.failure(.closed))
+            return
+        }
+        RedisCommandEncoder.append(["UNSUBSCRIBE"] + channels, to: &encoded)
+        expect(channels.count, completion)
+    }
+
     /// Closes the connection; pending completions fail with `.closed`, `onClose` gets nil.
     public func close() { shutDown(nil) }
 

@@ -39,7 +39,7 @@ struct EndToEndTests {
         let blockLog = ChangeLog()
         let blockToken = subscriber.observe(route) { blockLog.contentDidChange($0) }
         let stream = subscriber.changes(of: route)
-        try await subscriber.waitUntilConnected()
+        try await subscriber.waitUntilConnected(timeout: .seconds(30))
 
         let publisher = try harness.client()
         defer { publisher.close() }
@@ -127,7 +127,7 @@ struct EndToEndTests {
         let log = ChangeLog()
         let token = subscriber.observe(route, delegate: log)
         defer { token.cancel() }
-        try await subscriber.waitUntilConnected()
+        try await subscriber.waitUntilConnected(timeout: .seconds(30))
         let changes = taxiChanges("8812", count: 60)
         for (index, change) in changes.enumerated() {
             try await harness.apply(change)
@@ -151,7 +151,7 @@ struct EndToEndTests {
         let log = ChangeLog()
         let token = subscriber.observe(route, delegate: log)
         defer { token.cancel() }
-        try await subscriber.waitUntilConnected()
+        try await subscriber.waitUntilConnected(timeout: .seconds(30))
         let changes = taxiChanges("8812", count: 20)
         for change in changes[0..<10] { try await harness.apply(change) }
         #expect(await eventually { log.lastOffset == 10 })
@@ -343,7 +343,7 @@ struct EndToEndTests {
         let log = ChangeLog()
         let token = subscriber.observe(route, delegate: log)
         defer { token.cancel() }
-        try await subscriber.waitUntilConnected()
+        try await subscriber.waitUntilConnected(timeout: .seconds(30))
         #expect(await eventually { harness.running.gateway.counters.snapshot.subscriptions == 1 })
         let publisher = try harness.client()
         defer { publisher.close() }

@@ -12,18 +12,23 @@ public final class RedisServer {
     private var stopped = false
 
     /// Starts a server and waits (at most `timeout`) until it answers PING. Throws when redis-server is missing or
-    /// does not come up.
-    public init(timeout: Duration = .seconds(10)) throws {
+    /// does not come up. `port` picks the port (to restart a stopped server where its clients expect it); by
+    /// default a free one is found.
+    /// `persistentDirectory` turns on the append-only file there (`appendfsync always`), so a restarted server on
+    /// the same directory keeps its data.
+    public init(port fixedPort: Int? = nil, persistentDirectory: String? = nil, timeout: Duration = .seconds(10)) throws {
         guard let executable = ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"]
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else { throw RedisServerError("redis-server is not installed (Debian package redis-server)") }
         var lastError = "no attempt"
         for _ in 0..<3 {  // a free port can be taken between probing and binding; try again then
-            let port = try Self.freePort()
+            let port = try fixedPort ?? Self.freePort()
+            let persistence = persistentDirectory.map { ["--appendonly", "yes", "--appendfsync", "always", "--dir", $0] }
+                ?? ["--appendonly", "no"]
             let pid = try Self.spawn(executable, [
-                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--port", String(port), "--bind", "127.0.0.1", "--save", "",
                 "--protected-mode", "no", "--loglevel", "warning",
-            ])
+            ] + persistence)
             let deadline = ContinuousClock.now + timeout
             while ContinuousClock.now < deadline {
                 if Self.ping(port: port) {

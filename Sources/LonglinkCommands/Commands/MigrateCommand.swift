@@ -19,17 +19,21 @@ public enum MigrateCommand {
             OptionSpec("verify-only", kind: .flag, help: "compare without copying", configurable: false),
             OptionSpec("overwrite", kind: .flag, help: "replace orders that differ in the target", configurable: false),
             OptionSpec("state-machines", valueName: "FILE", help: "JSON state machines (default: built-in)"),
+            OptionSpec("redis-password-file", valueName: "FILE", help: "Redis password (else LONGLINK_REDIS_PASSWORD)"),
         ]
     ) { options, context in
         let from = try StoreFactory.specification(try options.required("from"), option: "from")
         let to = try StoreFactory.specification(try options.required("to"), option: "to")
         guard from != to else { throw CommandLineError("--from and --to name the same store") }
         let catalog = try StoreFactory.catalog(file: options.string("state-machines"))
+        let redis = RedisSettings(
+            password: try RedisSettings.password(file: options.string("redis-password-file"), environment: context.environment)
+        )
         let source: any OrderStore
         let target: any OrderStore
         do {
-            source = try StoreFactory.open(from, catalog: catalog)
-            target = try StoreFactory.open(to, catalog: catalog)
+            source = try StoreFactory.open(from, catalog: catalog, redis: redis)
+            target = try StoreFactory.open(to, catalog: catalog, redis: redis)
         } catch {
             throw CommandFailure("\(error)")
         }

@@ -41,7 +41,12 @@ public enum ServeCommand {
             levelSwitch: levelSwitch
         )
         let security = try configuration.security.prepare(environment: context.environment, io: context.io)
-        let running = try RunningGateway.start(configuration, security: security, logger: logger)
+        let running = try RunningGateway.start(
+            configuration,
+            security: security,
+            environment: context.environment,
+            logger: logger
+        )
         context.io.err(ServeBanner.text(configuration, running: running, security: security))
         if let admin = running.admin, let listen = configuration.metricsListen {
             context.io.err("operations: http://\(listen.host):\(admin.port)/ (metrics, healthz, readyz, admin page and API)")
@@ -81,7 +86,8 @@ public final class RunningGateway: Sendable {
     public let gateway: Gateway
     /// The Store's single writer.
     public let writer: StoreWriter
-    let broker: LocalBroker
+    /// The broker (`LocalBroker`, or `RedisBroker` with `--broker redis://…`).
+    public let broker: any Broker
     /// Observers of durable changes (the broker publisher is one of them).
     public let observers: ObserverRegistry
     /// Event loops serving clients.
@@ -94,7 +100,7 @@ public final class RunningGateway: Sendable {
     private init(
         gateway: Gateway,
         writer: StoreWriter,
-        broker: LocalBroker,
+        broker: any Broker,
         observers: ObserverRegistry,
         loopCount: Int,
         divergences: ShadowDivergenceReporter,
@@ -113,8 +119,13 @@ public final class RunningGateway: Sendable {
     static func start(
         _ configuration: ServeConfiguration,
         security: ServeSecurityConfiguration.Prepared,
+        environment: [String: String] = [:],
         logger: Logger
     ) throws -> RunningGateway {
+        let redis = RedisSettings(
+            password: try RedisSettings.password(file: configuration.redisPasswordFile, environment: environment),
+            channels: RedisSettings.channels(shards: configuration.redisChannelShards)
+        )
         let catalog = try StoreFactory.catalog(file: configuration.stateMachinesFile)
         let primary = try StoreFactory.specification(configuration.store)
         let shadow = try configuration.shadowStore.map { (text) throws(CommandLineError) in
@@ -153,7 +164,9 @@ public final class RunningGateway: Sendable {
             authorizer: security.authorizer,
             logger: logger,
             operationsListen: configuration.metricsListen,
-            drainAction: { kill(getpid(), SIGTERM) }
+            drainAction: { kill(getpid(), SIGTERM) },
+            broker: configuration.broker,
+            redis: redis
         )
     }
 
@@ -168,28 +181,42 @@ public final class RunningGateway: Sendable {
         authorizer: any Authorizer = AllowAllAuthorizer(),
         logger: Logger = .disabled,
         operationsListen: HostPort? = nil,
-        drainAction: (@Sendable () -> Void)? = nil
+        drainAction: (@Sendable () -> Void)? = nil,
+        broker brokerChoice: BrokerChoice = .local,
+        redis: RedisSettings = RedisSettings()
     ) throws -> RunningGateway {
         let reporter = ShadowDivergenceReporter(logger: logger.labeled("shadow"))
         let observers = ObserverRegistry(logger: logger)
-        let broker = LocalBroker()
         let counters = GatewayCounters()
-        let brokerPublisher = BrokerPublisher(broker: broker, logger: logger, counters: counters)
+        let broker = try BrokerFactory.make(brokerChoice, store: primary, redis: redis, logger: logger)
+        // A Redis store on the Redis broker's server publishes each record from its apply script: no second publish.
+        let storePublishes = BrokerFactory.storePublishes(primary, to: brokerChoice)
+        let brokerPublisher: BrokerPublisher? =
+            storePublishes ? nil : BrokerPublisher(broker: broker, logger: logger, counters: counters)
+        var committed: (@Sendable ([OrderChangeRecord]) -> Void)?
+        if let brokerPublisher { committed = { records in brokerPublisher.publish(records) } }
         let writer: StoreWriter
         do {
             writer = try StoreWriter(
                 observers: observers,
                 configuration: StoreWriter.Configuration(
                     logger: logger.labeled("store"),
-                    committed: { records in brokerPublisher.publish(records) }
+                    committed: committed
                 )
             ) { () throws(StoreError) -> any OrderStore in
-                let store = try StoreFactory.open(primary, catalog: catalog, retention: retention)
+                let store = try StoreFactory.open(
+                    primary,
+                    catalog: catalog,
+                    retention: retention,
+                    redis: redis,
+                    publishes: storePublishes
+                )
                 guard let shadow else { return store }
-                let shadowStore = try StoreFactory.open(shadow, catalog: catalog, retention: retention)
+                let shadowStore = try StoreFactory.open(shadow, catalog: catalog, retention: retention, redis: redis)
                 return ShadowOrderStore(primary: store, shadow: shadowStore, reporter: reporter)
             }
         } catch {
+            broker.shutdown()
             throw CommandFailure("cannot open store \(primary): \(error)")
         }
         let loops = gatewayConfiguration.loopCount
@@ -203,6 +230,13 @@ public final class RunningGateway: Sendable {
             counters: counters
         )
         try broker.start(delivering: gateway.delivery)
+        do {
+            try BrokerFactory.waitUntilConnected(broker)
+        } catch {
+            broker.shutdown()
+            writer.shutdown()
+            throw error
+        }
         do {
             try gateway.start()
         } catch {

@@ -7,6 +7,12 @@ public struct ServeConfiguration: Sendable {
     public var listen: HostPort
     /// The store toggle, as given (validated by the store factory).
     public var store: String
+    /// The broker toggle.
+    public var broker: BrokerChoice
+    /// The file holding the Redis password, if any.
+    public var redisPasswordFile: String?
+    /// Sharded Redis channels (0 = one per route).
+    public var redisChannelShards: Int
     /// The shadow store toggle, if any.
     public var shadowStore: String?
     /// JSON state machine definitions, if not the built-in ones.
@@ -49,6 +55,9 @@ public struct ServeConfiguration: Sendable {
         listen = try HostPort(parsing: options.required("listen"), option: "listen")
         store = try options.required("store")
         shadowStore = options.string("shadow-store").flatMap { $0.isEmpty ? nil : $0 }
+        broker = try BrokerChoice(parsing: options.string("broker") ?? "local")
+        redisPasswordFile = options.string("redis-password-file").flatMap { $0.isEmpty ? nil : $0 }
+        redisChannelShards = try Self.positive(options.int("redis-channel-shards") ?? 0, "redis-channel-shards", allowZero: true)
         stateMachinesFile = options.string("state-machines").flatMap { $0.isEmpty ? nil : $0 }
         nodeID = options.string("node-id").flatMap { $0.isEmpty ? nil : $0 }
         loops = try Self.positive(options.int("loops") ?? 0, "loops", allowZero: true)

@@ -11,6 +11,14 @@ public enum ServeOptions {
             help: "order store: memory | sqlite:PATH | redis://HOST:PORT/DB"
         ),
         OptionSpec(
+            "broker",
+            default: "local",
+            valueName: "BROKER",
+            help: "local (one node) | redis://HOST:PORT (nodes sharing one Redis)"
+        ),
+        OptionSpec("redis-password-file", valueName: "FILE", help: "Redis password (else LONGLINK_REDIS_PASSWORD)"),
+        OptionSpec("redis-channel-shards", default: "0", valueName: "N", help: "0 = one Redis channel per route; N = N sharded channels"),
+        OptionSpec(
             "shadow-store",
             valueName: "STORE",
             help: "run a second store beside the primary and report differences"

@@ -1,5 +1,6 @@
 import Foundation
 import LonglinkCore
+import LonglinkRedis
 import LonglinkSQLite
 import LonglinkStores
 
@@ -14,12 +15,16 @@ enum StoreFactory {
         }
     }
 
-    /// Opens the store a specification names. A SQLite file's directory is created when missing.
+    /// Opens the store a specification names. A SQLite file's directory is created when missing. A Redis store
+    /// uses `redis` (password, prefix, channels) and `PUBLISH`es each record when `publishes` is true (a Redis
+    /// broker runs on the same server).
     static func open(
         _ specification: StoreSpecification,
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock = SystemWallClock(),
+        redis: RedisSettings = RedisSettings(),
+        publishes: Bool = false
     ) throws(StoreError) -> any OrderStore {
         switch specification {
         case .memory:
@@ -30,10 +35,15 @@ enum StoreFactory {
                 try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
             return try SQLiteOrderStore(path: path, catalog: catalog, retention: retention, clock: clock)
-        case .redis:
-            throw .storage(
-                "the Redis store is not part of this build yet; use memory or sqlite:<path>",
-                retryable: false
+        case .redis(let host, let port, let database):
+            return try RedisOrderStore(
+                address: RedisAddress(host: host, port: port, database: database),
+                password: redis.password,
+                prefix: redis.prefix,
+                channels: publishes ? redis.channels : nil,
+                catalog: catalog,
+                retention: retention,
+                clock: clock
             )
         }
     }

@@ -14,12 +14,31 @@ public protocol Broker: Sendable {
     func publish(_ record: OrderChangeRecord) throws(BrokerError)
     /// Stops delivery and releases resources.
     func shutdown()
+    /// Calls `body` (on any thread) once records of `routes` published from now on are sure to be delivered: at
+    /// once for an in-process broker, after the backend confirmed the subscription for a networked one. The
+    /// gateway reads a new subscriber's snapshot only then, so no record can fall between the snapshot and the
+    /// first push. Call after `subscribe`.
+    func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void)
+}
+
+extension Broker {
+    /// In-process brokers deliver from the moment `subscribe` returns: runs `body` at once.
+    public func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void) { body() }
 }
 
 /// Receives records from a broker (on the broker's thread); implementations hop to event loops via their inbox.
 public protocol BrokerDelivery: Sendable {
     /// One record for a route this node subscribed to.
     func brokerDidDeliver(_ record: OrderChangeRecord)
+    /// The broker lost its backend (e.g. Redis restarted) and is subscribed again: records of `routes` published
+    /// meanwhile may not have been delivered. The gateway has the subscribers of these routes resume from their
+    /// positions (the store has the records, or answers `recovered = false` when the history was lost).
+    func brokerMayHaveMissed(_ routes: [Route])
+}
+
+extension BrokerDelivery {
+    /// Does nothing: deliveries that cannot lose records (tests, single process) need not implement it.
+    public func brokerMayHaveMissed(_ routes: [Route]) {}
 }
 
 /// Why the broker could not do what was asked.

@@ -75,4 +75,12 @@ final class GatewayDelivery: BrokerDelivery {
             }
         }
     }
+
+    func brokerMayHaveMissed(_ routes: [Route]) {
+        guard !routes.isEmpty else { return }
+        shared.logger.warning("the broker resubscribed after losing its backend: \(routes.count) routes resume from the store")
+        for loop in shared.loops.withLock({ $0 }) {
+            loop.execute { context in context.attachment(LoopGateway.self)?.dropSubscribers(of: routes) }
+        }
+    }
 }

@@ -211,15 +211,37 @@ final class LoopGateway {
         }
         let loop = context.eventLoop
         let connectionID = connection.id
-        shared.store.readForSubscribe(
-            line,
-            order,
-            since: since,
-            limit: shared.configuration.peer.maxRecoveredRecords + 1
-        ) { result in
-            loop.execute { context in
-                context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
+        let shared = self.shared
+        // A networked broker (Redis) confirms the subscription asynchronously: read the snapshot only then, so a
+        // record published meanwhile on another node is either in the snapshot or pushed after it.
+        shared.broker.whenSubscribed([route]) {
+            shared.store.readForSubscribe(
+                line,
+                order,
+                since: since,
+                limit: shared.configuration.peer.maxRecoveredRecords + 1
+            ) { result in
+                loop.execute { context in
+                    context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
+                }
             }
+        }
+    }
+
+    /// The broker may have missed records of `routes` (it lost its backend and resubscribed): their subscribers
+    /// are disconnected with a reconnect code, and resume from their positions through the store.
+    func dropSubscribers(of routes: [Route]) {
+        var seen = Set<ObjectIdentifier>()
+        var affected: [Connection] = []
+        for route in routes {
+            hub.forEachSubscriber(of: route) { connection in
+                if seen.insert(ObjectIdentifier(connection)).inserted { affected.append(connection) }
+            }
+        }
+        for connection in affected where !connection.isClosed {
+            connection.perform(
+                connection.peer.disconnect(.serverError, reason: "the broker reconnected; resume to recover missed records")
+            )
         }
     }
 

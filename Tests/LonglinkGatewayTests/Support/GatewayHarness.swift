@@ -52,7 +52,7 @@ final class GatewayHarness {
     var adminPort: Int { running.admin?.port ?? 0 }
 
     func client(_ configure: (inout ClientConfiguration) -> Void = { _ in }) throws -> LonglinkClient {
-        var configuration = ClientConfiguration(host: "127.0.0.1", port: port, connectTimeout: .seconds(5))
+        var configuration = ClientConfiguration(host: "127.0.0.1", port: port, connectTimeout: .seconds(5), publishTimeout: .seconds(30))
         configure(&configuration)
         return try LonglinkClient(configuration: configuration)
     }

@@ -1,0 +1,304 @@
+import Foundation
+import Glibc
+import LonglinkCommands
+import LonglinkCore
+import LonglinkGateway
+import LonglinkLoop
+import LonglinkProtobuf
+import LonglinkRedis
+import LonglinkStores
+import Synchronization
+import Testing
+
+/// A gateway node in this process, sharing the Redis at `redisPort` for its store and broker.
+func startNode(_ name: String, redisPort: Int) throws -> RunningGateway {
+    try RunningGateway.start(
+        gateway: GatewayConfiguration(
+            host: "127.0.0.1",
+            port: 0,
+            loopCount: 1,
+            peer: PeerSettings(nodeID: name),
+            drainPeriod: .milliseconds(200)
+        ),
+        store: .redis(host: "127.0.0.1", port: redisPort, database: 0),
+        broker: .redis(RedisAddress(host: "127.0.0.1", port: redisPort))
+    )
+}
+
+/// `count` legal taxi changes of one order, each with its own idempotency key (so retries are safe): created,
+/// dispatching, then driver_assigned ⇄ dispatching.
+func taxiChanges(_ id: String, count: Int) -> [OrderChange] {
+    let order = OrderID(id)!
+    return (0..<count).map { index in
+        let key = "\(id)-\(index)"
+        switch index {
+        case 0: return OrderChange(orderID: order, line: .taxi, targetState: "created", idempotencyKey: key)
+        case _ where index % 2 == 1:
+            return OrderChange(orderID: order, line: .taxi, targetState: "dispatching", idempotencyKey: key)
+        default:
+            return OrderChange(
+                orderID: order,
+                line: .taxi,
+                targetState: "driver_assigned",
+                fields: OrderFields(driverID: "d-\(index)"),
+                idempotencyKey: key
+            )
+        }
+    }
+}
+
+/// Applies a change through a node's Store writer and waits for the answer (bounded).
+func applySync(_ writer: StoreWriter, _ change: OrderChange, timeout: Duration = .seconds(10)) -> Result<AppliedChange, StoreError> {
+    let box = Mutex<Result<AppliedChange, StoreError>?>(nil)
+    writer.apply(change) { result in box.withLock { $0 = result } }
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if let result = box.withLock({ $0 }) { return result }
+        usleep(1_000)
+    }
+    return .failure(.storage("test: no answer within \(timeout)", retryable: true))
+}
+
+/// Publishes a sequence of changes on its own thread, retrying retryable failures (same idempotency key) until
+/// a deadline; records what happened.
+final class BackgroundPublisher: Sendable {
+    let accepted = Atomic<Int>(0)
+    let retryableFailures = Atomic<Int>(0)
+    let errors = Mutex<[String]>([])
+    let finished = Atomic<Bool>(false)
+
+    init(_ changes: [OrderChange], pause: Duration = .milliseconds(2), deadline: Duration = .seconds(60), writer: @escaping @Sendable () -> StoreWriter) {
+        let thread = Thread { [self] in
+            let end = ContinuousClock.now + deadline
+            for change in changes {
+                while true {
+                    switch applySync(writer(), change) {
+                    case .success:
+                        accepted.add(1, ordering: .relaxed)
+                    case .failure(.storage(let why, true)):
+                        retryableFailures.add(1, ordering: .relaxed)
+                        guard ContinuousClock.now < end else {
+                            errors.withLock { $0.append("gave up: \(why)") }
+                            finished.store(true, ordering: .releasing)
+                            return
+                        }
+                        usleep(20_000)
+                        continue
+                    case .failure(let error):
+                        errors.withLock { $0.append("\(error)") }
+                    }
+                    break
+                }
+                usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
+            }
+            finished.store(true, ordering: .releasing)
+        }
+        thread.start()
+    }
+
+    /// Waits (bounded) until every change was handled.
+    func waitUntilFinished(timeout: Duration = .seconds(90)) -> Bool {
+        eventually(timeout: timeout) { self.finished.load(ordering: .acquiring) }
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        usleep(5_000)
+    }
+    return condition()
+}
+
+/// A blocking raw client (frames over a plain socket) for following one route across nodes.
+final class RawClient {
+    let fd: CInt
+    private var inbound = ByteBuffer()
+    private let codec = ProtobufFrameCodec()
+    private(set) var eof = false
+
+    init(port: Int) throws {
+        let address = try SocketAddress(ipAddress: "127.0.0.1", port: port)
+        let (fd, connected) = try Socket.connect(to: address)
+        self.fd = fd
+        if !connected {
+            var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&pfd, 1, 5_000)
+            _ = try Socket.finishConnect(fd)
+        }
+        try Socket.setNonBlocking(fd, false)
+    }
+
+    deinit { Socket.close(fd) }
+
+    func send(_ frame: ClientFrame) throws {
+        var buffer = ByteBuffer()
+        try codec.encode(frame, into: &buffer)
+        let bytes = buffer.readableArray
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw IOError(errno: errno, function: "send")
+            }
+            offset += n
+        }
+    }
+
+    /// The next frame, or nil at EOF or when `timeout` passes.
+    func next(timeout: Duration = .seconds(5)) throws -> ServerFrame? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let frame = try codec.decodeNextServerFrame(from: &inbound, reader: FrameReader(maxFrameSize: 1 << 22)) {
+                return frame
+            }
+            if eof { return nil }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { return nil }
+            let millis = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, max(1, millis)) > 0 else { continue }
+            let count = inbound.writeWithUnsafeMutableBytes(minimumWritableBytes: 65_536) { raw -> Int in
+                max(0, Glibc.recv(fd, raw.baseAddress, raw.count, 0))
+            }
+            if count == 0 { eof = true }
+        }
+    }
+
+    /// Handshake and subscribe; the `subscribed` frame, or nil.
+    func follow(_ route: Route, since: StreamPosition?) throws -> Subscribed? {
+        try send(.connect(ConnectRequest(clientName: "scale-out-test")))
+        let deadline = ContinuousClock.now + .seconds(5)
+        var connected = false
+        while ContinuousClock.now < deadline, let frame = try next(timeout: deadline - ContinuousClock.now) {
+            if case .connected = frame {
+                connected = true
+                try send(.subscribe(SubscribeRequest(requestID: 1, route: route.text, since: since)))
+            }
+            if connected, case .subscribed(let subscribed) = frame { return subscribed }
+            if case .error = frame { return nil }
+        }
+        return nil
+    }
+}
+
+/// Follows one route like a resuming client: on a disconnect or a dead node it connects to the next node in
+/// `ports` and subscribes with its last position; records every offset it was given.
+final class Follower {
+    let route: Route
+    var ports: [Int]
+    private var client: RawClient?
+    private(set) var position: StreamPosition?
+    /// Offsets received (from recovery or pushes), in order, without duplicates.
+    private(set) var offsets: [UInt64] = []
+    /// `recovered` of every `subscribed` frame after the first.
+    private(set) var recoveries: [Bool] = []
+    private(set) var connections = 0
+
+    init(_ route: Route, ports: [Int]) {
+        self.route = route
+        self.ports = ports
+    }
+
+    /// Connects to the first node that answers (bounded); throws when none does.
+    func connect(timeout: Duration = .seconds(20)) throws {
+        let deadline = ContinuousClock.now + timeout
+        var index = 0
+        while ContinuousClock.now < deadline {
+            let port = ports[index % ports.count]
+            index += 1
+            if let client = try? RawClient(port: port), let subscribed = try? client.follow(route, since: position ?? .zero) {
+                connections += 1
+                if connections > 1 { recoveries.append(subscribed.recovered) }
+                if let position, subscribed.position.epoch != position.epoch { offsets.removeAll() }
+                for record in subscribed.missed { take(record.position) }
+                if position == nil || subscribed.position > position! { position = subscribed.position }
+                self.client = client
+                return
+            }
+            usleep(50_000)
+        }
+        throw FollowerError(description: "no node of \(ports) accepted a subscription to \(route)")
+    }
+
+    /// Reads pushes (reconnecting as needed) until `done` holds or `timeout` passes.
+    func pump(timeout: Duration = .seconds(60), until done: () -> Bool) throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        if client == nil { try connect() }
+        while ContinuousClock.now < deadline {
+            if done() { return true }
+            guard let client else { try connect(); continue }
+            let frame = try client.next(timeout: .milliseconds(200))
+            switch frame {
+            case .push(let push)?:
+                take(push.record.position)
+            case .disconnect?:
+                self.client = nil
+            case nil where client.eof:
+                self.client = nil
+            default:
+                break
+            }
+        }
+        return done()
+    }
+
+    private func take(_ position: StreamPosition) {
+        if let current = self.position, position.epoch == current.epoch, position.offset <= (offsets.last ?? 0) { return }
+        offsets.append(position.offset)
+        self.position = position
+    }
+}
+
+struct FollowerError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// `longlink serve` as a child process (a node that a test can SIGKILL).
+final class NodeProcess {
+    let process = Process()
+    let stderr = Pipe()
+    private(set) var port = 0
+
+    init(_ arguments: [String]) throws {
+        let executable = try #require(Self.executable(), "longlink is not built")
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--loops", "1", "--drain-period", "200ms", "--insecure-dev", "--metrics-listen", "off"] + arguments
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var collected = Data()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && port == 0 && process.isRunning {
+            collected.append(stderr.fileHandleForReading.availableData)
+            let text = String(decoding: collected, as: UTF8.self)
+            if let range = text.range(of: #"serving on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                port = Int(text[range].split(separator: ":").last!)!
+            }
+        }
+    }
+
+    /// SIGKILL and reap.
+    func kill9() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit { kill9() }
+
+    /// The `longlink` executable built next to this test binary.
+    static func executable() -> String? {
+        var candidates: [String] = []
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append((path as NSString).deletingLastPathComponent + "/longlink")
+        }
+        let package = ((("\(#filePath)" as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent as NSString)
+            .deletingLastPathComponent
+        candidates.append(package + "/.build/debug/longlink")
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
