@@ -38,6 +38,12 @@ public enum TransportRole: Hashable, Sendable {
 public protocol TransportFactory: Sendable {
     /// Wraps `fd` (already non-blocking); the transport owns it from now on.
     func makeTransport(fd: CInt, role: TransportRole) throws(TransportError) -> any Transport
+    /// Whether the transports it makes encrypt (for inspection and metrics labels).
+    var isEncrypted: Bool { get }
+}
+
+extension TransportFactory {
+    public var isEncrypted: Bool { false }
 }
 
 /// Why a transport failed. A struct over a private enum (Hummingbird's style) so TLS can add kinds without

@@ -1,5 +1,6 @@
 import Foundation
 import LonglinkClient
+import LonglinkCommands
 import LonglinkCore
 import LonglinkGateway
 import LonglinkOpenSSL
@@ -38,6 +39,7 @@ struct TLSGatewayTests {
         defer { token.cancel(); plainToken.cancel() }
         #expect(await eventually { client.state.isConnected && plain.state.isConnected })
         #expect(await eventually { gateway.counters.subscriptions == 2 })
+        #expect(gateway.running.gateway.counters.tlsConnectionCount == 1, "connections are labelled by transport")
         for change in taxiChanges("t1", count: 20) { try await gateway.apply(change) }
         #expect(await eventually { seen.value >= 20 && plainSeen.value >= 20 })
         #expect(seen.value == 20)

@@ -105,6 +105,10 @@ final class LoopGateway {
         }
         connections[id] = connection
         counters.connections.add(1, ordering: .relaxed)
+        if factory.isEncrypted {
+            connection.isTLS = true
+            counters.tlsConnections.add(1, ordering: .relaxed)
+        }
         connection.startHandshake()
     }
 
@@ -123,6 +127,7 @@ final class LoopGateway {
     func connectionClosed(_ connection: Connection, reason: String) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         shared.counters.connections.subtract(1, ordering: .relaxed)
+        if connection.isTLS { shared.counters.tlsConnections.subtract(1, ordering: .relaxed) }
         shared.admission.release(address: connection.sourceAddress)
         shared.logger.debug(
             "connection closed: \(reason)",

@@ -3,6 +3,9 @@ public import LonglinkLoop
 /// Makes `TLSTransport`s from the current `TLSContext` (the `transport = tls` toggle). After `context.reload()`,
 /// new connections use the new certificate; open ones keep theirs.
 public struct TLSTransportFactory: TransportFactory {
+    /// TLS transports encrypt.
+    public var isEncrypted: Bool { true }
+
     /// The context new transports are made from.
     public let context: TLSContext
     /// Bytes made writable in the inbound buffer before a read when it has less than 1 KiB free.
