@@ -11,6 +11,9 @@ public struct BenchParameters: Sendable, Hashable {
     public var scenario: Scenario
     /// The gateway to use (`HOST:PORT`); nil = start one (a `longlink serve` child) for the run.
     public var server: String?
+    /// fanout: the gateway the publisher connects to (`HOST:PORT`), when it is not `server` — another node
+    /// sharing the same Redis store and broker, so every record crosses nodes. nil = the publisher uses `server`.
+    public var publishServer: String?
     /// Subscribers (S).
     public var subscribers: Int
     /// Routes (T).
@@ -75,7 +78,8 @@ public struct BenchParameters: Sendable, Hashable {
         csv: String? = nil,
         svg: String? = nil,
         against: String? = nil,
-        restart: Bool = false
+        restart: Bool = false,
+        publishServer: String? = nil
     ) {
         self.scenario = scenario
         self.server = server
@@ -99,6 +103,7 @@ public struct BenchParameters: Sendable, Hashable {
         self.svg = svg
         self.against = against
         self.restart = restart
+        self.publishServer = publishServer
     }
 
     /// The fan-out workload these parameters describe.
@@ -139,6 +144,15 @@ public struct BenchParameters: Sendable, Hashable {
         guard threads >= 1, threads <= 64 else { throw BenchError("--threads must be 1…64") }
         guard window >= 1 else { throw BenchError("--window must be at least 1") }
         guard rounds >= 1, rounds <= 20 else { throw BenchError("--rounds must be 1…20") }
+        if publishServer != nil {
+            guard scenario == .fanout else { throw BenchError("--publish-server applies to the fanout scenario only") }
+            guard server != nil else {
+                throw BenchError(
+                    "--publish-server needs --server: the subscribers' node and the publisher's node must share one Redis "
+                        + "(serve --store redis://… --broker redis://…), which a gateway started for the run does not"
+                )
+            }
+        }
         if tls { throw BenchError("--tls: this build has no TLS transport yet; run without --tls") }
         if let against, against != "redis", RedisAddress(url: against) == nil {
             throw BenchError("--against expects redis://HOST:PORT, or 'redis' to start a redis-server for the run")

@@ -72,7 +72,8 @@ struct FanoutRunner {
     var extraFigures: (@Sendable (_ counters: BenchCounters) -> [Figure])?
 
     /// Runs the workload against `system`; `serverPID` (when known) adds the server's CPU and memory figures.
-    func run(_ system: FanoutSystem, workload: FanoutWorkload, label: String, serverPID: Int32?) -> BenchRun {
+    /// `publishTo` (Longlink only) sends the publisher to another node than the subscribers (cross-node fan-out).
+    func run(_ system: FanoutSystem, workload: FanoutWorkload, label: String, serverPID: Int32?, publishTo: SocketAddress? = nil) -> BenchRun {
         var run = BenchRun(system: system.name, label: label)
         let names = RouteNames()
         let counters = BenchCounters()
@@ -87,7 +88,13 @@ struct FanoutRunner {
             context.attach(box)
             switch system {
             case .longlink(let address):
-                let sink = LonglinkPublishSink(names: names, routes: workload.routes, address: address, context: context, counters: prepareCounters)
+                let sink = LonglinkPublishSink(
+                    names: names,
+                    routes: workload.routes,
+                    address: publishTo ?? address,
+                    context: context,
+                    counters: prepareCounters
+                )
                 box.longlinkSink = sink
                 var creation = workload
                 creation.rate = 0

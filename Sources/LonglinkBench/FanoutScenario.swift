@@ -10,11 +10,15 @@ enum FanoutScenario {
             duration: parameters.durationLimit,
             timeout: parameters.timeoutLimit
         )
-        let label = "fanout S=\(workload.subscribers) T=\(workload.routes) M=\(workload.messages) R=\(format(workload.rate)) P=\(workload.payload)"
+        var label = "fanout S=\(workload.subscribers) T=\(workload.routes) M=\(workload.messages) R=\(format(workload.rate)) P=\(workload.payload)"
+        let publishTo = context.servers.publishGateway?.address
+        if let publishTo { label += " publisher→\(publishTo)" }
         for _ in 0..<parameters.rounds {
             guard !context.control.isInterrupted else { break }
             let gateway = context.servers.gateway
-            report.runs.append(runner.run(.longlink(gateway.address), workload: workload, label: label, serverPID: gateway.pid))
+            report.runs.append(
+                runner.run(.longlink(gateway.address), workload: workload, label: label, serverPID: gateway.pid, publishTo: publishTo)
+            )
             if let redis = context.servers.redis, !context.control.isInterrupted {
                 report.runs.append(runner.run(.redis(redis.address), workload: workload, label: label, serverPID: redis.pid))
             }

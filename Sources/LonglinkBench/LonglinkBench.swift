@@ -76,12 +76,20 @@ public enum LonglinkBench {
                 redis = BenchServer(address: socketAddress, pid: RedisProbe.processID(socketAddress))
             }
         }
-        try body(BenchServerSet(gateway: gateway, redis: redis, executable: executable ?? BenchServers.selfExecutable))
+        let publishGateway = try parameters.publishServer.map { text in BenchServer(address: try parseHostPort(text, option: "--publish-server")) }
+        try body(
+            BenchServerSet(
+                gateway: gateway,
+                publishGateway: publishGateway,
+                redis: redis,
+                executable: executable ?? BenchServers.selfExecutable
+            )
+        )
     }
 
-    static func parseHostPort(_ text: String) throws -> SocketAddress {
+    static func parseHostPort(_ text: String, option: String = "--server") throws -> SocketAddress {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
-            throw BenchError("--server expects HOST:PORT, got '\(text)'")
+            throw BenchError("\(option) expects HOST:PORT, got '\(text)'")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -96,6 +104,8 @@ public enum LonglinkBench {
 struct BenchServerSet: Sendable {
     /// The gateway under test.
     var gateway: BenchServer
+    /// fanout: the node the publisher connects to, when it is not `gateway` (`--publish-server`).
+    var publishGateway: BenchServer? = nil
     /// Redis, when comparing.
     var redis: BenchServer?
     /// The `longlink` executable (for restarts and workers).

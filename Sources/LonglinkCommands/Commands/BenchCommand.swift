@@ -24,7 +24,8 @@ public enum BenchCommand {
             Without --server a `longlink serve --store memory` child is started on a free port and stopped
             afterwards. --against redis://HOST:PORT runs the same fan-out through Redis pub/sub in the same
             invocation (alternating, --rounds times) and prints the ratio; --against redis starts a
-            redis-server for the run. Every run is bounded by --duration and --timeout; Ctrl-C prints what was
+            redis-server for the run. fanout --publish-server HOST:PORT sends the publisher to another node
+            than --server (both on one Redis store and broker): every record crosses nodes. Every run is bounded by --duration and --timeout; Ctrl-C prints what was
             measured so far.
             """,
         options: specs,
@@ -34,6 +35,12 @@ public enum BenchCommand {
     /// The options of `longlink bench`.
     static let specs: [OptionSpec] = [
         OptionSpec("server", valueName: "HOST:PORT", help: "gateway to test (default: start one)"),
+        OptionSpec(
+            "publish-server",
+            valueName: "HOST:PORT",
+            help: "fanout: the publisher connects to this node (same Redis as --server) so records cross nodes",
+            configurable: false
+        ),
         OptionSpec("subscribers", default: "1000", valueName: "S", help: "subscribers", configurable: false),
         OptionSpec("routes", default: "100", valueName: "T", help: "routes (subscriber i on route i mod T)", configurable: false),
         OptionSpec("messages", valueName: "M", help: "changes to publish (store: changes; codec: iterations)", configurable: false),
@@ -118,7 +125,8 @@ public enum BenchCommand {
             csv: options.string("csv"),
             svg: options.string("svg"),
             against: options.string("against"),
-            restart: options.flag("restart")
+            restart: options.flag("restart"),
+            publishServer: options.string("publish-server")
         )
         do {
             try parameters.validate()
