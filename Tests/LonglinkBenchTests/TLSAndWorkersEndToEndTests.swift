@@ -52,6 +52,7 @@ extension BenchEndToEnd {
             #expect(run.figure("failed") == 0)
             #expect(run.connectLatency?.count == 61)
             #expect((run.figure("connections_per_second") ?? 0) > 0)
+            #expect(BenchSVG.chart(report).contains("connect + handshake latency by percentile"))
         }
 
         @Test("connect --tls --workers 2: the workers trust the throwaway CA of the parent's gateway")
