@@ -76,6 +76,7 @@ let package = Package(
             name: "LonglinkBench",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkRedis",
+                "LonglinkOpenSSL",
             ],
             path: "Sources/LonglinkBench",
             swiftSettings: swiftSettings

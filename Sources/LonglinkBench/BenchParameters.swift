@@ -54,6 +54,10 @@ public struct BenchParameters: Sendable, Hashable {
     public var against: String?
     /// storm: restart the server instead of cutting the clients.
     public var restart: Bool
+    /// `--tls`: trust only the CAs in this PEM file (default: the system store; bench's own gateway: its CA).
+    public var caFile: String?
+    /// `--tls`: no certificate verification at all (the CLI warns).
+    public var insecure: Bool
 
     /// Creates parameters with the documented defaults.
     public init(
@@ -79,7 +83,9 @@ public struct BenchParameters: Sendable, Hashable {
         svg: String? = nil,
         against: String? = nil,
         restart: Bool = false,
-        publishServer: String? = nil
+        publishServer: String? = nil,
+        caFile: String? = nil,
+        insecure: Bool = false
     ) {
         self.scenario = scenario
         self.server = server
@@ -104,6 +110,8 @@ public struct BenchParameters: Sendable, Hashable {
         self.against = against
         self.restart = restart
         self.publishServer = publishServer
+        self.caFile = caFile
+        self.insecure = insecure
     }
 
     /// The fan-out workload these parameters describe.
@@ -136,11 +144,12 @@ public struct BenchParameters: Sendable, Hashable {
         guard duration > 0, timeout > 0 else { throw BenchError("--duration and --timeout must be positive") }
         guard workers >= 1, workers <= 64 else { throw BenchError("--workers must be 1…64") }
         if workers > 1 {
-            throw BenchError(
-                "--workers > 1 is not implemented yet: one load process holds up to its open-file limit "
-                    + "(\(ProcessStats.openFileLimit)), which is also what one gateway process can serve"
-            )
+            guard scenario == .connect || scenario == .idle else {
+                throw BenchError("--workers > 1 spreads connect and idle only; \(scenario.rawValue) runs in one process")
+            }
+            guard against == nil else { throw BenchError("--workers > 1 does not combine with --against") }
         }
+        if let workerIndex, workerIndex < 0 || workerIndex >= 64 { throw BenchError("--worker-index must be 0…63") }
         guard threads >= 1, threads <= 64 else { throw BenchError("--threads must be 1…64") }
         guard window >= 1 else { throw BenchError("--window must be at least 1") }
         guard rounds >= 1, rounds <= 20 else { throw BenchError("--rounds must be 1…20") }
@@ -153,7 +162,9 @@ public struct BenchParameters: Sendable, Hashable {
                 )
             }
         }
-        if tls { throw BenchError("--tls: this build has no TLS transport yet; run without --tls") }
+        if tls && scenario != .connect { throw BenchError("--tls is supported by the connect scenario only") }
+        if !tls && (caFile != nil || insecure) { throw BenchError("--ca-file and --insecure need --tls") }
+        if insecure && caFile != nil { throw BenchError("--insecure and --ca-file contradict each other; choose one") }
         if let against, against != "redis", RedisAddress(url: against) == nil {
             throw BenchError("--against expects redis://HOST:PORT, or 'redis' to start a redis-server for the run")
         }

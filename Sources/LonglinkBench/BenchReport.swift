@@ -95,6 +95,8 @@ public struct BenchRun: Sendable, Codable {
     public var series: [SeriesPoint]
     /// The latency histogram's non-empty buckets as `[lowest value ns, count]` (for charts and merging).
     public var latencyBuckets: [[UInt64]]
+    /// The connect-latency histogram's non-empty buckets as `[lowest value ns, count]` (merged over `--workers`).
+    public var connectBuckets: [[UInt64]]?
 
     /// Creates a run.
     public init(system: String, label: String, figures: [Figure] = []) {
@@ -106,6 +108,13 @@ public struct BenchRun: Sendable, Codable {
         self.failures = [:]
         self.series = []
         self.latencyBuckets = []
+        self.connectBuckets = nil
+    }
+
+    /// Stores a connect-latency histogram's summary and buckets.
+    mutating func setConnectLatency(_ histogram: LatencyHistogram) {
+        connectLatency = LatencySummary(histogram)
+        connectBuckets = histogram.buckets.map { [$0.value, $0.count] }
     }
 
     /// The value of the figure named `name`.

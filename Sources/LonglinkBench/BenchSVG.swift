@@ -12,9 +12,10 @@ public enum BenchSVG {
         let panelHeight = 300.0
         let hasLatency = report.runs.contains { !$0.latencyBuckets.isEmpty }
         let hasSeries = report.runs.contains { !$0.series.isEmpty }
+        let hasConnectLatency = !hasLatency && report.runs.contains { !($0.connectBuckets ?? []).isEmpty }
         let headline = headlineBars(report)
         let barsHeight = headline.map { 50 + Double($0.values.count) * 30 } ?? 0
-        let panels = (hasLatency ? 1 : 0) + (hasSeries ? 1 : 0)
+        let panels = (hasLatency || hasConnectLatency ? 1 : 0) + (hasSeries ? 1 : 0)
         let height = 40 + barsHeight + Double(panels) * (panelHeight + 30) + (panels == 0 && headline == nil ? 60 : 0)
         var body = ""
         var top = 40.0
@@ -24,6 +25,18 @@ public enum BenchSVG {
         }
         if hasLatency {
             body += latencyPanel(report.runs, x: 70, y: top, width: width - 110, height: panelHeight - 60)
+            top += panelHeight + 30
+        } else if hasConnectLatency {
+            // connect and idle: the connect + handshake distribution, drawn like publish→deliver.
+            var connectRuns = report.runs
+            for index in connectRuns.indices {
+                connectRuns[index].latencyBuckets = connectRuns[index].connectBuckets ?? []
+                connectRuns[index].latency = connectRuns[index].connectLatency
+            }
+            body += latencyPanel(
+                connectRuns, x: 70, y: top, width: width - 110, height: panelHeight - 60,
+                title: "connect + handshake latency by percentile"
+            )
             top += panelHeight + 30
         }
         if hasSeries {
@@ -44,7 +57,10 @@ public enum BenchSVG {
     }
 
     /// Percentile (x, as nines: 0, 90, 99, 99.9, 99.99) against latency in ms (y, linear from 0).
-    static func latencyPanel(_ runs: [BenchRun], x: Double, y: Double, width: Double, height: Double) -> String {
+    static func latencyPanel(
+        _ runs: [BenchRun], x: Double, y: Double, width: Double, height: Double,
+        title: String = "publish→deliver latency by percentile"
+    ) -> String {
         let nines = 4.0  // up to 99.99 %
         var curves: [(String, [(Double, Double)])] = []
         var maxMillis = 0.0
@@ -66,7 +82,7 @@ public enum BenchSVG {
             curves.append(("\(run.system) #\(curves.count + 1)", points))
         }
         let top = niceCeiling(maxMillis)
-        var svg = frame(x: x, y: y, width: width, height: height, title: "publish→deliver latency by percentile")
+        var svg = frame(x: x, y: y, width: width, height: height, title: title)
         for tick in 0...4 {
             let value = top * Double(tick) / 4
             let ty = y + height - height * Double(tick) / 4

@@ -11,12 +11,15 @@ public struct BenchServer: Sendable {
     public var pid: Int32?
     /// The child process, when the benchmark started it (stopped with `stop()`).
     public var child: ChildProcess?
+    /// The TLS listener, when the benchmark started the gateway with one.
+    public var tlsAddress: SocketAddress?
 
     /// Creates a description of a server.
-    public init(address: SocketAddress, pid: Int32? = nil, child: ChildProcess? = nil) {
+    public init(address: SocketAddress, pid: Int32? = nil, child: ChildProcess? = nil, tlsAddress: SocketAddress? = nil) {
         self.address = address
         self.pid = pid
         self.child = child
+        self.tlsAddress = tlsAddress
     }
 
     /// Memory and CPU now, when the process is known.
@@ -60,7 +63,14 @@ public enum BenchServers {
         while ContinuousClock.now < deadline {
             let text = child.log
             if let port = servingPort(in: text) {
-                return BenchServer(address: try SocketAddress(ipAddress: "127.0.0.1", port: port), pid: child.pid, child: child)
+                let tlsAddress = try tlsPort(in: text).map { port throws in try SocketAddress(ipAddress: "127.0.0.1", port: port) }
+                if flags.contains("--tls-listen") && tlsAddress == nil {
+                    child.stop()
+                    throw BenchError("the gateway did not report its TLS port: \(text)")
+                }
+                return BenchServer(
+                    address: try SocketAddress(ipAddress: "127.0.0.1", port: port), pid: child.pid, child: child, tlsAddress: tlsAddress
+                )
             }
             if !child.isRunning {
                 throw BenchError("the gateway did not start: \(text.trimmingCharacters(in: .whitespacesAndNewlines))")
@@ -74,6 +84,14 @@ public enum BenchServers {
     /// The port in serve's banner, `serving on 127.0.0.1:PORT`.
     static func servingPort(in log: String) -> Int? {
         guard let range = log.range(of: "serving on ") else { return nil }
+        let rest = log[range.upperBound...].prefix { $0 != " " && $0 != "\n" }
+        guard let colon = rest.lastIndex(of: ":") else { return nil }
+        return Int(rest[rest.index(after: colon)...])
+    }
+
+    /// The TLS port in serve's banner, `serving on 127.0.0.1:PORT and TLS on 127.0.0.1:PORT`.
+    static func tlsPort(in log: String) -> Int? {
+        guard let range = log.range(of: " and TLS on ") else { return nil }
         let rest = log[range.upperBound...].prefix { $0 != " " && $0 != "\n" }
         guard let colon = rest.lastIndex(of: ":") else { return nil }
         return Int(rest[rest.index(after: colon)...])

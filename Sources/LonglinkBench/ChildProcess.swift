@@ -14,13 +14,19 @@ public final class ChildProcess: Sendable {
     public let logPath: String
     private let reaped = Mutex<Int32?>(nil)
 
-    /// Spawns `executable` with `arguments` (without argv[0]).
-    public init(executable: String, arguments: [String], logPath: String) throws {
+    /// Spawns `executable` with `arguments` (without argv[0]); stderr goes to `errorPath` when given, else to the log.
+    public init(executable: String, arguments: [String], logPath: String, errorPath: String? = nil) throws {
+        // No O_CLOEXEC on these opens: they happen in the child, and glibc keeps the flag when the file lands on
+        // the wanted fd directly, which would close stdout/stderr at exec.
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        if let errorPath {
+            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -59,6 +65,16 @@ public final class ChildProcess: Sendable {
 
     /// What the child wrote so far.
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Waits until the child exits by itself, at most `timeout`; true when it did.
+    public func waitForExit(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while isRunning {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(10_000)
+        }
+        return true
+    }
 
     /// Sends `signal` to the child.
     public func signal(_ signal: Int32) {

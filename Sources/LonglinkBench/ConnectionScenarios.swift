@@ -13,9 +13,13 @@ enum ConnectionScenarios {
         let counters = BenchCounters()
         context.loops.resetRecorders()
         let address = context.servers.gateway.address
+        let tls = context.servers.tls
         let start = MonotonicClock.nanoseconds()
         open(count, loops: context.loops, window: 512) { index, loopContext, settled in
-            ConnectProbe(index: index, address: address, context: loopContext, counters: counters, settled: settled)
+            if let tls {
+                return TLSConnectProbe(address: address, factory: tls, context: loopContext, counters: counters, settled: settled)
+            }
+            return ConnectProbe(index: index, address: address, context: loopContext, counters: counters, settled: settled)
         }
         context.control.wait(timeout: parameters.timeoutLimit, interval: .milliseconds(2)) {
             counters.connected.value + counters.failed.value >= count
@@ -23,7 +27,7 @@ enum ConnectionScenarios {
         let elapsed = seconds(from: start, to: MonotonicClock.nanoseconds())
         let serverStats = context.servers.gateway.stats
         closeAll(context.loops)
-        var run = BenchRun(system: "longlink", label: "connect N=\(count)")
+        var run = BenchRun(system: "longlink", label: "connect N=\(count)\(tls == nil ? "" : " over TLS")")
         run.figures = [
             Figure("connections", Double(count)),
             Figure("connected", Double(counters.connected.value)),
@@ -32,7 +36,7 @@ enum ConnectionScenarios {
             Figure("connections_per_second", elapsed > 0 ? Double(counters.connected.value) / elapsed : 0, "/s"),
         ]
         if let serverStats { run.figures.append(Figure("server_rss_bytes", Double(serverStats.residentBytes), "B")) }
-        run.connectLatency = LatencySummary(context.loops.histograms().connect)
+        run.setConnectLatency(context.loops.histograms().connect)
         run.failures = counters.failureReasons
         report.runs.append(run)
     }
@@ -139,7 +143,7 @@ enum ConnectionScenarios {
                 Figure("client_bytes_per_connection", Double(clientLoaded.residentBytes - clientBefore.residentBytes) / Double(subscribed), "B")
             )
         }
-        run.connectLatency = LatencySummary(context.loops.histograms().connect)
+        run.setConnectLatency(context.loops.histograms().connect)
         run.failures = counters.failureReasons
         return run
     }

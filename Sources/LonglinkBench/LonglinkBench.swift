@@ -35,6 +35,11 @@ public enum LonglinkBench {
     }
 
     private static func runNetworkScenario(_ context: ScenarioContext, into report: inout BenchReport) throws {
+        let parameters = context.parameters
+        if parameters.workers > 1 && parameters.workerIndex == nil {
+            if parameters.scenario == .connect { return try BenchWorkers.connect(context, into: &report) }
+            if parameters.scenario == .idle { return try BenchWorkers.idle(context, into: &report) }
+        }
         switch context.parameters.scenario {
         case .fanout: try FanoutScenario.run(context, into: &report)
         case .connect: try ConnectionScenarios.connect(context, into: &report)
@@ -53,10 +58,25 @@ public enum LonglinkBench {
         _ body: (BenchServerSet) throws -> Void
     ) throws {
         var started: [BenchServer] = []
-        defer { for server in started { server.stop() } }
-        let gateway: BenchServer
+        var certificates: BenchCertificates?
+        defer {
+            for server in started { server.stop() }
+            certificates?.remove()
+        }
+        var gateway: BenchServer
         if let text = parameters.server {
             gateway = BenchServer(address: try parseHostPort(text))
+        } else if parameters.tls {
+            guard let executable = executable ?? BenchServers.selfExecutable else {
+                throw BenchError("cannot find the longlink executable to start a gateway; pass --server HOST:PORT")
+            }
+            let made = try BenchCertificates()
+            certificates = made
+            let flags = ["--tls-listen", "127.0.0.1:0", "--tls-cert", made.certificateFile, "--tls-key", made.keyFile]
+            gateway = try BenchServers.startGateway(executable: executable, extraFlags: flags)
+            started.append(gateway)
+            // The scenario connects to the TLS listener.
+            gateway.address = gateway.tlsAddress ?? gateway.address
         } else {
             guard let executable = executable ?? BenchServers.selfExecutable else {
                 throw BenchError("cannot find the longlink executable to start a gateway; pass --server HOST:PORT")
@@ -77,14 +97,22 @@ public enum LonglinkBench {
             }
         }
         let publishGateway = try parameters.publishServer.map { text in BenchServer(address: try parseHostPort(text, option: "--publish-server")) }
-        try body(
-            BenchServerSet(
-                gateway: gateway,
-                publishGateway: publishGateway,
-                redis: redis,
-                executable: executable ?? BenchServers.selfExecutable
-            )
+        var servers = BenchServerSet(
+            gateway: gateway,
+            publishGateway: publishGateway,
+            redis: redis,
+            executable: executable ?? BenchServers.selfExecutable
         )
+        if parameters.tls {
+            let caFile = parameters.insecure ? nil : parameters.caFile ?? certificates?.caFile
+            let serverName = parameters.server.map { text in
+                let host = String(text[..<(text.lastIndex(of: ":") ?? text.endIndex)])
+                return host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+            } ?? "127.0.0.1"
+            servers.tls = try BenchTLS.clientFactory(caFile: caFile, insecure: parameters.insecure, serverName: serverName)
+            servers.caFile = caFile
+        }
+        try body(servers)
     }
 
     static func parseHostPort(_ text: String, option: String = "--server") throws -> SocketAddress {
@@ -110,6 +138,10 @@ struct BenchServerSet: Sendable {
     var redis: BenchServer?
     /// The `longlink` executable (for restarts and workers).
     var executable: String?
+    /// With `--tls`: the client transport factory the connections use.
+    var tls: (any TransportFactory)? = nil
+    /// With `--tls`: the CA file the client trusts (nil: system store or `--insecure`), handed on to workers.
+    var caFile: String? = nil
 }
 
 /// What a network scenario gets.

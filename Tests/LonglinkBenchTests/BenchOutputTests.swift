@@ -14,8 +14,11 @@ struct BenchOutputTests {
             (BenchParameters(scenario: .fanout, workers: 0), "--workers"),
             (BenchParameters(scenario: .fanout, routes: 0), "--routes"),
             (BenchParameters(scenario: .fanout, against: "http://x"), "--against"),
-            (BenchParameters(scenario: .connect, tls: true), "--tls"),
-            (BenchParameters(scenario: .idle, workers: 2), "--workers"),
+            (BenchParameters(scenario: .fanout, tls: true), "--tls"),
+            (BenchParameters(scenario: .connect, caFile: "ca.pem"), "--tls"),
+            (BenchParameters(scenario: .connect, tls: true, caFile: "ca.pem", insecure: true), "--insecure"),
+            (BenchParameters(scenario: .fanout, workers: 2), "--workers"),
+            (BenchParameters(scenario: .idle, workers: 2, against: "redis"), "--workers"),
         ]
         for (parameters, flag) in bad {
             #expect(throws: BenchError.self) { try parameters.validate() }
@@ -26,6 +29,8 @@ struct BenchOutputTests {
             }
         }
         #expect(throws: Never.self) { try BenchParameters(scenario: .fanout, against: "redis://127.0.0.1:6379").validate() }
+        #expect(throws: Never.self) { try BenchParameters(scenario: .connect, workers: 2, tls: true, insecure: true).validate() }
+        #expect(throws: Never.self) { try BenchParameters(scenario: .idle, workers: 4).validate() }
     }
 
     @Test("the command refuses an unknown scenario and a bad flag with exit code 2")

@@ -56,7 +56,9 @@ public enum BenchCommand {
         OptionSpec("churn-rate", default: "200", valueName: "N", help: "churn: connections opened and closed per second", configurable: false),
         OptionSpec("rounds", default: "1", valueName: "N", help: "Longlink/Redis alternations with --against", configurable: false),
         OptionSpec("restart", kind: .flag, help: "storm: restart the server instead of cutting clients", configurable: false),
-        OptionSpec("tls", kind: .flag, help: "connect with TLS", configurable: false),
+        OptionSpec("tls", kind: .flag, help: "connect: over TLS (own gateway: a throwaway CA and certificate)", configurable: false),
+        OptionSpec("ca-file", valueName: "FILE", help: "--tls: trust only the CAs in this PEM file", configurable: false),
+        OptionSpec("insecure", kind: .flag, help: "--tls without certificate checks (prints a warning)", configurable: false),
         OptionSpec("json", kind: .flag, help: "print the report as JSON", configurable: false),
         OptionSpec("csv", valueName: "FILE", help: "write the per-second series as CSV", configurable: false),
         OptionSpec("svg", valueName: "FILE", help: "write latency and throughput charts as SVG", configurable: false),
@@ -70,8 +72,12 @@ public enum BenchCommand {
         if let path = options.string("from-json") { return try render(path, options, context) }
         let parameters = try parameters(options)
         let io = context.io
+        if parameters.insecure && parameters.workerIndex == nil {
+            io.err("WARNING: --insecure: the gateway's TLS certificate is NOT verified (fine on loopback, not across a network).")
+        }
         var progress: (@Sendable (String) -> Void)?
-        if io.stdoutIsTerminal {
+        // Workers report progress too: their parent reads "... subscribed" from their stderr.
+        if io.stdoutIsTerminal || parameters.workerIndex != nil {
             progress = { line in io.err("  " + line) }
         }
         let control = BenchControl(progress: progress)
@@ -126,7 +132,9 @@ public enum BenchCommand {
             svg: options.string("svg"),
             against: options.string("against"),
             restart: options.flag("restart"),
-            publishServer: options.string("publish-server")
+            publishServer: options.string("publish-server"),
+            caFile: options.string("ca-file"),
+            insecure: options.flag("insecure")
         )
         do {
             try parameters.validate()
