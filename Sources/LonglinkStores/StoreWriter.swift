@@ -131,30 +131,35 @@ public final class StoreWriter: Sendable {
         return try result.get()
     }
 
-    /// What a subscriber needs to catch up on an order: its snapshot and the records after its position, read
-    /// together on the writer thread (so no change slips between them).
+    /// An order's snapshot and the records after a position, read together on the writer thread.
     public struct CatchUp: Hashable, Sendable {
+        /// The store's epoch at the time of the read (it changes when a store loses its history).
+        public var epoch: UInt32
         /// The order now (nil when it does not exist or expired).
         public var snapshot: OrderSnapshot?
-        /// The records after the asked position, or `.expired` when they cannot be recovered.
-        public var history: HistoryRead
+        /// The records after the asked position, or `.expired` when they cannot be recovered; nil when no
+        /// position was asked.
+        public var history: HistoryRead?
     }
 
-    /// Reads an order's snapshot and its records after `position` (at most `limit`) in one step; `completion`
-    /// runs on the writer thread. This is how the gateway serves a subscribe with a recovery position.
+    /// Reads an order's snapshot and, when `position` is given, its records after it (at most `limit`) in one
+    /// step, so nothing commits in between; `completion` runs on the writer thread. This is how the gateway serves
+    /// a subscribe, with or without a recovery position (`StreamPosition.zero`: the whole retained history).
     public func catchUp(
         _ line: BusinessLine,
         _ order: OrderID,
-        after position: StreamPosition,
+        after position: StreamPosition?,
         limit: Int,
         completion: @escaping @Sendable (Result<CatchUp, StoreError>) -> Void
     ) {
         read(
             { store throws(StoreError) in
-                CatchUp(
-                    snapshot: try store.snapshot(of: line, order),
-                    history: try store.records(of: line, order, after: position, limit: limit)
-                )
+                let snapshot = try store.snapshot(of: line, order)
+                let history = try position.map { (position) throws(StoreError) in
+                    try store.records(of: line, order, after: position, limit: limit)
+                }
+                // Read after the data: a store that noticed lost history during the reads (Redis) has its new epoch now.
+                return CatchUp(epoch: store.epoch, snapshot: snapshot, history: history)
             },
             completion: completion
         )

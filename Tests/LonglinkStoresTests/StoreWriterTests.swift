@@ -113,7 +113,8 @@ struct StoreWriterTests {
             }
         }
         #expect(caught.snapshot?.position.offset == 2)
-        guard case .records(let missed) = caught.history else {
+        #expect(caught.epoch == writer.epoch)
+        guard case .records(let missed)? = caught.history else {
             Issue.record("expected records")
             return
         }

@@ -10,8 +10,7 @@ struct StoreWriterAccess: StoreAccess {
         writer.apply(change, completion: completion)
     }
 
-    /// Reads the snapshot and the records after `since` in one writer-thread step, so nothing can commit in
-    /// between. A position with epoch 0 means "from the start of the current epoch" (`orders show`).
+    /// The subscribe read is the writer's `catchUp`: snapshot and missed records in one writer-thread step.
     func readForSubscribe(
         _ line: BusinessLine,
         _ order: OrderID,
@@ -19,18 +18,9 @@ struct StoreWriterAccess: StoreAccess {
         limit: Int,
         completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
     ) {
-        writer.read(
-            { (store) throws(StoreError) -> SubscribeRead in
-                let snapshot = try store.snapshot(of: line, order)
-                var history: HistoryRead?
-                if var since {
-                    if since.epoch == 0 && since.offset == 0 { since.epoch = store.epoch }
-                    history = try store.records(of: line, order, after: since, limit: limit)
-                }
-                return SubscribeRead(epoch: store.epoch, snapshot: snapshot, history: history)
-            },
-            completion: completion
-        )
+        writer.catchUp(line, order, after: since, limit: limit) { result in
+            completion(result.map { SubscribeRead(epoch: $0.epoch, snapshot: $0.snapshot, history: $0.history) })
+        }
     }
 }
 
