@@ -189,31 +189,31 @@ final class Connection: SelectorHandler {
             close(reason: "could not encode \(frame)")
             return
         }
-        enqueue(bytes, isPush: false)
+        enqueue(bytes)
     }
 
     /// Queues a record's shared push bytes (encoded once per record for every subscriber).
-    func deliver(_ record: OrderChangeRecord, on route: Route, sharedBytes: [UInt8]) {
+    /// Returns whether the shared bytes were queued (the caller counts pushes once per record, not per
+    /// subscriber: process-wide atomics per subscriber would be contended cache lines on the fan-out path).
+    func deliver(_ record: OrderChangeRecord, on route: Route, sharedBytes: [UInt8]) -> Bool {
         switch peer.deliver(record, on: route) {
         case .ignore, .held:
-            return
+            return false
         case .send:
             if !coalesced.isEmpty || outbound.queuedBytes + sharedBytes.count > owner.shared.configuration.outboundLimit {
                 overLimit(record, on: route, bytes: sharedBytes)
-            } else {
-                enqueue(sharedBytes, isPush: true)
+                return false
             }
+            return enqueue(sharedBytes)
         }
     }
 
-    private func enqueue(_ bytes: [UInt8], isPush: Bool) {
-        guard !isClosed else { return }
+    @discardableResult
+    private func enqueue(_ bytes: [UInt8]) -> Bool {
+        guard !isClosed else { return false }
         outbound.append(bytes)
-        if isPush {
-            owner.shared.counters.pushes.add(1, ordering: .relaxed)
-            owner.shared.counters.pushedBytes.add(bytes.count, ordering: .relaxed)
-        }
         if !flushScheduled { owner.scheduleFlush(self) }
+        return true
     }
 
     /// The queue is over the limit: apply the slow-consumer policy. One stalled reader never delays anyone else:

@@ -91,18 +91,23 @@ final class Hub {
         }
     }
 
-    /// Calls `body` for every subscriber of `route` on this loop. Subscribers may unsubscribe (be cut) from
-    /// inside `body`; the iteration works on a snapshot of the list.
-    func forEachSubscriber(of route: Route, _ body: (Connection) -> Void) {
+    /// Calls `body` for every subscriber of `route` on this loop and returns how many there were (one lookup of
+    /// the route). Subscribers may unsubscribe (be cut) from inside `body`; the iteration works on a snapshot.
+    @discardableResult
+    func forEachSubscriber(of route: Route, _ body: (Connection) -> Void) -> Int {
         switch routes[route] {
-        case nil: return
-        case .one(let connection): body(connection)
-        case .many(let subscribers): for connection in subscribers.connections { body(connection) }
+        case nil:
+            return 0
+        case .one(let connection):
+            body(connection)
+            return 1
+        case .many(let subscribers):
+            let connections = subscribers.connections
+            for connection in connections { body(connection) }
+            return connections.count
         }
     }
 
-    /// How many subscribers `route` has on this loop.
-    func subscriberCount(of route: Route) -> Int { routes[route]?.count ?? 0 }
 
     /// Routes with at least one subscriber on this loop.
     var routeCount: Int { routes.count }

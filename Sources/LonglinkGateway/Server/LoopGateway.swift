@@ -175,13 +175,18 @@ final class LoopGateway {
 
     /// A stored record for this loop's subscribers: the same bytes go to every one of them.
     func deliver(_ record: OrderChangeRecord, on route: Route, bytes: [UInt8]) {
-        guard hub.subscriberCount(of: route) > 0 else { return }
+        var pushed = 0
+        let subscribers = hub.forEachSubscriber(of: route) { connection in
+            if connection.deliver(record, on: route, sharedBytes: bytes) { pushed += 1 }
+        }
+        guard subscribers > 0 else { return }
         let now = wallMillis
         shared.counters.publishDeliverLatency.observe(
             now > record.timestampMillis ? (now - record.timestampMillis) * 1_000_000 : 0
         )
-        hub.forEachSubscriber(of: route) { connection in
-            connection.deliver(record, on: route, sharedBytes: bytes)
+        if pushed > 0 {
+            shared.counters.pushes.add(pushed, ordering: .relaxed)
+            shared.counters.pushedBytes.add(pushed * bytes.count, ordering: .relaxed)
         }
     }
 
