@@ -28,7 +28,7 @@ final class RunFlags: Sendable {
 final class PublisherBox {
     var longlinkSink: LonglinkPublishSink?
     var redisSink: RedisPublishSink?
-    var ordersSink: OrdersPublishSink?
+    var ordersSink: LonglinkPublishSink?
     var publisher: PacedPublisher?
 
     var sink: (any PublishSink)? { longlinkSink ?? redisSink ?? ordersSink }
@@ -89,8 +89,7 @@ struct FanoutRunner {
             switch system {
             case .longlink(let address):
                 let sink = LonglinkPublishSink(
-                    names: names,
-                    routes: workload.routes,
+                    plan: ReassignmentPlan(names: names, routes: workload.routes),
                     address: publishTo ?? address,
                     context: context,
                     counters: prepareCounters
@@ -109,7 +108,12 @@ struct FanoutRunner {
                 box.redisSink = sink
                 sink.onReady = { flags.prepared.store(true, ordering: .relaxed) }
             case .orders(let address):
-                let sink = OrdersPublishSink(names: names, slots: workload.routes, address: address, context: context, counters: counters)
+                let sink = LonglinkPublishSink(
+                    plan: LifecyclePlan(names: names, slots: workload.routes),
+                    address: address,
+                    context: context,
+                    counters: counters
+                )
                 box.ordersSink = sink
                 sink.onReady = { flags.prepared.store(true, ordering: .relaxed) }
             }

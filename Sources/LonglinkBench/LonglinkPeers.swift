@@ -195,14 +195,45 @@ enum LonglinkFrames {
     )
 }
 
-/// Publishes benchmark changes to Longlink over one connection: per route, the order is created once, then
-/// moves `dispatching → driver_assigned → dispatching …` (a driver taking the order and dropping out: legal
-/// forever), each change carrying the stamped payload. Request ids map answers back to routes. Loop-confined.
-final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
+/// What a Longlink publisher sends next on each route: the fan-out's endless reassignment loop or the orders
+/// scenario's full lifecycles. Loop-confined, like the sink that asks it.
+protocol PublishPlan: AnyObject {
+    /// The next change on route `route`, carrying `payload`.
+    func nextChange(route: Int, payload: [UInt8]) -> OrderChange
+}
+
+/// Per route, the order is created once, then moves `dispatching → driver_assigned → dispatching …` (a driver
+/// taking the order and dropping out: legal forever).
+final class ReassignmentPlan: PublishPlan {
     private let names: RouteNames
-    private var connection: BenchConnection?
     /// Changes published per route so far (0 = the order does not exist yet).
     private var steps: [Int]
+
+    init(names: RouteNames, routes: Int) {
+        self.names = names
+        self.steps = Array(repeating: 0, count: routes)
+    }
+
+    /// The target state of the next change on a route after `step` changes.
+    static func state(afterSteps step: Int) -> OrderState {
+        if step == 0 { return BuiltInLines.created }
+        return step % 2 == 1 ? BuiltInLines.dispatching : BuiltInLines.driverAssigned
+    }
+
+    func nextChange(route: Int, payload: [UInt8]) -> OrderChange {
+        let state = Self.state(afterSteps: steps[route])
+        steps[route] += 1
+        var fields = OrderFields(payload: payload)
+        if state == BuiltInLines.driverAssigned { fields.driverID = "driver-1" }
+        return OrderChange(orderID: OrderID(names.orderID(route))!, line: .taxi, targetState: state, fields: fields)
+    }
+}
+
+/// Publishes benchmark changes to Longlink over one connection, as its `PublishPlan` says, each change carrying
+/// the stamped payload. Request ids map answers back to routes. Loop-confined.
+final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
+    private let plan: any PublishPlan
+    private var connection: BenchConnection?
     /// The route of each request in flight, by request id.
     private var routesByRequest: [UInt32: Int] = [:]
     private var nextRequest: UInt32 = 1
@@ -211,9 +242,8 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
     /// Called when the connection is up.
     var onReady: (() -> Void)?
 
-    init(names: RouteNames, routes: Int, address: SocketAddress, context: LoopContext, counters: BenchCounters) {
-        self.names = names
-        self.steps = Array(repeating: 0, count: routes)
+    init(plan: any PublishPlan, address: SocketAddress, context: LoopContext, counters: BenchCounters) {
+        self.plan = plan
         self.counters = counters
         do {
             connection = try BenchConnection(
@@ -235,29 +265,19 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
         connection = nil
     }
 
-    /// The target state of the next change on a route after `step` changes.
-    static func state(afterSteps step: Int) -> OrderState {
-        if step == 0 { return BuiltInLines.created }
-        return step % 2 == 1 ? BuiltInLines.dispatching : BuiltInLines.driverAssigned
-    }
-
     func publish(route: Int, sequence: UInt64, payload: [UInt8]) {
-        let step = steps[route]
-        steps[route] += 1
-        let state = Self.state(afterSteps: step)
+        let change = plan.nextChange(route: route, payload: payload)
         let request = nextRequest
         nextRequest = nextRequest == UInt32.max ? 1 : nextRequest + 1
         routesByRequest[request] = route
-        var fields = OrderFields(payload: payload)
-        if state == BuiltInLines.driverAssigned { fields.driverID = "driver-1" }
         connection?.send(
             .publish(
                 PublishRequest(
                     requestID: request,
-                    orderID: names.orderID(route),
-                    line: "taxi",
-                    targetState: state.name,
-                    fields: fields
+                    orderID: change.orderID.rawValue,
+                    line: change.line.name,
+                    targetState: change.targetState.name,
+                    fields: change.fields
                 )
             )
         )
@@ -268,11 +288,11 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
     func connection(_ connection: BenchConnection, didReceive frame: ServerFrame) {
         guard case .publishResult(let result) = frame, let route = routesByRequest.removeValue(forKey: result.requestID)
         else { return }
-        if case .accepted = result.outcome {
-            publisher?.acknowledged(route: route, accepted: true)
-        } else {
-            if case .refused(let error) = result.outcome { counters.fail("publish refused: \(error.code)") }
+        if case .refused(let error) = result.outcome {
+            counters.fail("publish refused: \(error.code)")
             publisher?.acknowledged(route: route, accepted: false)
+        } else {
+            publisher?.acknowledged(route: route, accepted: true)
         }
     }
 

@@ -67,91 +67,28 @@ extension RouteNames {
     func orderRoute(slot: Int, generation: Int) -> String { "order://taxi/\(orderID(slot: slot, generation: generation))" }
 }
 
-/// Publishes lifecycle steps for the orders scenario: slot `route`'s current order moves one step per publish;
-/// after `paid` the slot's next order starts at `created`. Loop-confined.
-final class OrdersPublishSink: PublishSink, BenchConnectionDelegate {
+/// The orders scenario's plan: slot `route`'s current order moves one lifecycle step per publish; after `paid`
+/// the slot's next order starts at `created`.
+final class LifecyclePlan: PublishPlan {
     private let names: RouteNames
-    private var connection: BenchConnection?
     private var steps: [Int]
     private var generations: [Int]
-    private var routesByRequest: [UInt32: Int] = [:]
-    private var nextRequest: UInt32 = 1
-    weak var publisher: PacedPublisher?
-    private let counters: BenchCounters
-    var onReady: (() -> Void)?
 
-    init(names: RouteNames, slots: Int, address: SocketAddress, context: LoopContext, counters: BenchCounters) {
+    init(names: RouteNames, slots: Int) {
         self.names = names
         self.steps = Array(repeating: 0, count: slots)
         self.generations = Array(repeating: 0, count: slots)
-        self.counters = counters
-        do {
-            connection = try BenchConnection(
-                index: -1,
-                address: address,
-                connectFrame: LonglinkFrames.connect,
-                context: context,
-                delegate: self
-            )
-        } catch {
-            counters.fail("publisher connect: \(BenchConnection.reason(error))")
-        }
     }
 
-    var isReady: Bool { connection?.isOpen ?? false }
-
-    func close() {
-        connection?.close()
-        connection = nil
-    }
-
-    func publish(route: Int, sequence: UInt64, payload: [UInt8]) {
+    func nextChange(route: Int, payload: [UInt8]) -> OrderChange {
         let step = steps[route]
         let id = OrderID(names.orderID(slot: route, generation: generations[route]))!
-        let change = Lifecycles.change(id, step: step, n: route, payload: payload)
         if step == Lifecycles.states.count - 1 {
             steps[route] = 0
             generations[route] += 1
         } else {
             steps[route] = step + 1
         }
-        let request = nextRequest
-        nextRequest = nextRequest == UInt32.max ? 1 : nextRequest + 1
-        routesByRequest[request] = route
-        connection?.send(
-            .publish(
-                PublishRequest(
-                    requestID: request,
-                    orderID: change.orderID.rawValue,
-                    line: change.line.name,
-                    targetState: change.targetState.name,
-                    fields: change.fields
-                )
-            )
-        )
-    }
-
-    func connectionDidConnect(_ connection: BenchConnection) { onReady?() }
-
-    func connection(_ connection: BenchConnection, didReceive frame: ServerFrame) {
-        guard case .publishResult(let result) = frame, let route = routesByRequest.removeValue(forKey: result.requestID)
-        else { return }
-        if case .refused(let error) = result.outcome {
-            counters.fail("publish refused: \(error.code)")
-            publisher?.acknowledged(route: route, accepted: false)
-        } else {
-            publisher?.acknowledged(route: route, accepted: true)
-        }
-    }
-
-    func connectionDidClose(_ connection: BenchConnection, error: String?) {
-        guard let error else { return }
-        counters.fail("publisher: \(error)")
-        let lost = routesByRequest
-        routesByRequest = [:]
-        for route in lost.values { publisher?.acknowledged(route: route, accepted: false) }
+        return Lifecycles.change(id, step: step, n: route, payload: payload)
     }
 }
-
-@available(*, unavailable)
-extension OrdersPublishSink: Sendable {}
