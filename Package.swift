@@ -152,7 +152,7 @@ let package = Package(
         // MARK: Tests: one target per module, shared contract suites in LonglinkTestSupport.
         .target(
             name: "LonglinkTestSupport",
-            dependencies: ["LonglinkCore"],
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkProtobuf"],
             path: "Tests/LonglinkTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,4 @@
+import LonglinkTestSupport
 import LonglinkCore
 import LonglinkGateway
 import Testing

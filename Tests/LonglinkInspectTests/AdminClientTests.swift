@@ -1,3 +1,4 @@
+import LonglinkTestSupport
 import Foundation
 import LonglinkInspect
 import Testing

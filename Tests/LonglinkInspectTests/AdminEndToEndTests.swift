@@ -1,3 +1,4 @@
+import LonglinkTestSupport
 import Foundation
 import Glibc
 import LonglinkClient

@@ -1,3 +1,4 @@
+import LonglinkTestSupport
 import LonglinkInspect
 import Testing
 

@@ -7,6 +7,7 @@ import LonglinkLoop
 import LonglinkProtobuf
 import LonglinkRedis
 import LonglinkStores
+import LonglinkTestSupport
 import Synchronization
 import Testing
 
@@ -113,61 +114,9 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bo
 }
 
 /// A blocking raw client (frames over a plain socket) for following one route across nodes.
-final class RawClient {
-    let fd: CInt
-    private var inbound = ByteBuffer()
-    private let codec = ProtobufFrameCodec()
-    private(set) var eof = false
+typealias RawClient = FramePeer
 
-    init(port: Int) throws {
-        let address = try SocketAddress(ipAddress: "127.0.0.1", port: port)
-        let (fd, connected) = try Socket.connect(to: address)
-        self.fd = fd
-        if !connected {
-            var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            _ = poll(&pfd, 1, 5_000)
-            _ = try Socket.finishConnect(fd)
-        }
-        try Socket.setNonBlocking(fd, false)
-    }
-
-    deinit { Socket.close(fd) }
-
-    func send(_ frame: ClientFrame) throws {
-        var buffer = ByteBuffer()
-        try codec.encode(frame, into: &buffer)
-        let bytes = buffer.readableArray
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw IOError(errno: errno, function: "send")
-            }
-            offset += n
-        }
-    }
-
-    /// The next frame, or nil at EOF or when `timeout` passes.
-    func next(timeout: Duration = .seconds(5)) throws -> ServerFrame? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let frame = try codec.decodeNextServerFrame(from: &inbound, reader: FrameReader(maxFrameSize: 1 << 22)) {
-                return frame
-            }
-            if eof { return nil }
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { return nil }
-            let millis = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, max(1, millis)) > 0 else { continue }
-            let count = inbound.writeWithUnsafeMutableBytes(minimumWritableBytes: 65_536) { raw -> Int in
-                max(0, Glibc.recv(fd, raw.baseAddress, raw.count, 0))
-            }
-            if count == 0 { eof = true }
-        }
-    }
-
+extension FramePeer {
     /// Handshake and subscribe; the `subscribed` frame, or nil.
     func follow(_ route: Route, since: StreamPosition?) throws -> Subscribed? {
         try send(.connect(ConnectRequest(clientName: "scale-out-test")))
