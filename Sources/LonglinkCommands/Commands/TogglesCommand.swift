@@ -1,5 +1,6 @@
 import LonglinkCore
 import LonglinkHTTP
+import LonglinkInspect
 
 /// `longlink toggles set APP/NAME VALUE` and `longlink toggles list [APP]`: remote feature toggles through the
 /// admin API of a running gateway. Values: `on`/`true`, `off`/`false`, `NN%` (rollout by user-id hash), or text.
@@ -27,11 +28,24 @@ public enum TogglesCommand {
     ) { options, context in
         let address = try HostPort(parsing: options.required("admin"), option: "admin")
         let timeout = try options.duration("timeout") ?? .seconds(10)
-        let client = AdminAPIClient(
-            address: address,
+        let client = AdminHTTPClient(
+            host: address.host,
+            port: Int(address.port),
             token: options.string("token") ?? "",
-            timeoutMillis: Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            connectTimeout: timeout
         )
+        /// One admin call: the JSON answer, or the refusal / unreachable gateway as a command failure.
+        func call(_ method: String, _ path: String, body: LonglinkHTTP.JSONValue? = nil) throws(CommandFailure) -> LonglinkHTTP.JSONValue {
+            do {
+                let (_, bytes) = try client.request(method, path, json: body.map { Array($0.serialized.utf8) }, timeout: timeout)
+                return (try? LonglinkHTTP.JSONValue.parse(bytes)) ?? .string(String(decoding: bytes, as: UTF8.self))
+            } catch {
+                guard let status = error.status else {
+                    throw CommandFailure("cannot reach the admin API at \(address): \(error)", exitCode: 3)
+                }
+                throw CommandFailure("refused (\(status)): \(error)")
+            }
+        }
         let words = options.positionals
         switch words.first {
         case "set":
@@ -40,20 +54,18 @@ public enum TogglesCommand {
             guard parts.count == 2, let route = LonglinkToggleRoute(app: String(parts[0]), name: String(parts[1])) else {
                 throw CommandLineError("'\(words[1])' is not APP/NAME (app [a-z0-9_-], name [A-Za-z0-9_.-])")
             }
-            let value: JSONValue =
+            let value: LonglinkHTTP.JSONValue =
                 switch ToggleValue(parsing: words[2]) {
                 case .bool(let on): .bool(on)
                 case .rollout(let percent): .object([("rollout", .int(Int64(percent)))])
                 case .string(let text): .string(text)
                 }
-            let (status, body) = try client.call("PUT", "/admin/toggles/\(route.app)/\(route.name)", body: .object([("value", value)]))
-            guard status == 200 else { throw CommandFailure("refused (\(status)): \(body["error"]?.stringValue ?? body.serialized)") }
+            let body = try call("PUT", "/admin/toggles/\(route.app)/\(route.name)", body: .object([("value", value)]))
             context.io.out(line(body))
             return 0
         case "list":
             let path = words.count > 1 ? "/admin/toggles?app=\(HTTPRequest.percentEncode(words[1]))" : "/admin/toggles"
-            let (status, body) = try client.call("GET", path)
-            guard status == 200 else { throw CommandFailure("refused (\(status)): \(body["error"]?.stringValue ?? body.serialized)") }
+            let body = try call("GET", path)
             for toggle in body["toggles"]?.arrayValue ?? [] { context.io.out(line(toggle)) }
             return 0
         default:
@@ -62,7 +74,7 @@ public enum TogglesCommand {
     }
 
     /// `config://rider/new_home_screen = 25% (offset 3)`.
-    static func line(_ toggle: JSONValue) -> String {
+    static func line(_ toggle: LonglinkHTTP.JSONValue) -> String {
         let value: String =
             switch toggle["value"] {
             case .bool(let on)?: on ? "on" : "off"

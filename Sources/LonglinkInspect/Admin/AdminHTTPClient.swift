@@ -1,14 +1,14 @@
 import Glibc
 
-/// A small blocking HTTP/1.1 client for the gateway's admin listener: one `GET` per connection
-/// (`Connection: close`), with `Authorization: Bearer <token>`. For a command-line tool on its own thread;
-/// not for the gateway's loops.
+/// A small blocking HTTP/1.1 client for the gateway's admin listener: one request per connection
+/// (`Connection: close`), with `Authorization: Bearer <token>`. Used by `inspect` and `toggles`; for a command-line
+/// tool on its own thread, not for the gateway's loops.
 public struct AdminHTTPClient: Sendable {
     /// Host name or address.
     public var host: String
     /// Port.
     public var port: Int
-    /// The admin token (sent as a bearer token; empty: no Authorization header).
+    /// The admin token, sent as a bearer token.
     public var token: String
     /// How long connecting may take.
     public var connectTimeout: Duration
@@ -23,12 +23,25 @@ public struct AdminHTTPClient: Sendable {
 
     /// `GET path`, returning the head and the whole body.
     public func get(_ path: String, accept: String = "application/json") throws(AdminError) -> (HTTPResponseHead, [UInt8]) {
+        try request("GET", path, accept: accept)
+    }
+
+    /// One request with an optional JSON body, returning the head and the whole body; gives up after `timeout`.
+    /// Non-2xx answers throw `AdminError` with the status and the start of the body.
+    public func request(
+        _ method: String,
+        _ path: String,
+        json: [UInt8]? = nil,
+        accept: String = "application/json",
+        timeout: Duration = .seconds(30)
+    ) throws(AdminError) -> (HTTPResponseHead, [UInt8]) {
         var body: [UInt8] = []
-        let head = try stream(path, accept: accept, pollMillis: 1000) { chunk in
+        let deadline = ContinuousClock.now + timeout
+        let head = try stream(path, method: method, json: json, accept: accept, pollMillis: 250) { chunk in
             body += chunk
             return true
         } idle: {
-            true
+            ContinuousClock.now < deadline
         }
         return (head, body)
     }
@@ -39,6 +52,8 @@ public struct AdminHTTPClient: Sendable {
     @discardableResult
     public func stream(
         _ path: String,
+        method: String = "GET",
+        json: [UInt8]? = nil,
         accept: String,
         pollMillis: Int32,
         onBody: ([UInt8]) -> Bool,
@@ -46,10 +61,12 @@ public struct AdminHTTPClient: Sendable {
     ) throws(AdminError) -> HTTPResponseHead {
         let fd = try connect()
         defer { close(fd) }
-        var request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAccept: \(accept)\r\n"
-        if !token.isEmpty { request += "Authorization: Bearer \(token)\r\n" }
-        request += "User-Agent: longlink-inspect\r\nConnection: close\r\n\r\n"
-        try send(fd, Array(request.utf8))
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAccept: \(accept)\r\n"
+        // Sent even when empty: the gateway's authorizer decides (the development one admits an empty token).
+        request += "Authorization: Bearer \(token)\r\n"
+        if let json { request += "Content-Type: application/json\r\nContent-Length: \(json.count)\r\n" }
+        request += "User-Agent: longlink\r\nConnection: close\r\n\r\n"
+        try send(fd, Array(request.utf8) + (json ?? []))
         var reader = HTTPResponseReader()
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var errorBody: [UInt8] = []
