@@ -128,6 +128,12 @@ final class BenchCounters: Sendable {
     let notRecovered = Atomic<Int>(0)
     /// Subscriptions confirmed again after a cut (storm).
     let resubscribed = Atomic<Int>(0)
+    /// Reconnect attempts after the server went away (storm --restart: subscribers and the publisher).
+    let reconnects = Atomic<Int>(0)
+    /// Publishes resent after a reconnect (same request id and idempotency key).
+    let retried = Atomic<Int>(0)
+    /// Publishes the store answered as already applied (a resend of a publish stored before the server died).
+    let deduplicated = Atomic<Int>(0)
     private let reasons = Mutex<[String: Int]>([:])
 
     init() {}

@@ -58,6 +58,10 @@ public struct BenchParameters: Sendable, Hashable {
     public var caFile: String?
     /// `--tls`: no certificate verification at all (the CLI warns).
     public var insecure: Bool
+    /// Local IPv4 addresses the Longlink connections bind to before connecting (`--source-addresses`): connection
+    /// i uses address i mod N and falls over to the next on `EADDRNOTAVAIL`. Empty = the kernel's choice. Each
+    /// source address has its own ephemeral port range per server address; Linux routes all of 127/8 to `lo`.
+    public var sourceAddresses: [String]
 
     /// Creates parameters with the documented defaults.
     public init(
@@ -85,7 +89,8 @@ public struct BenchParameters: Sendable, Hashable {
         restart: Bool = false,
         publishServer: String? = nil,
         caFile: String? = nil,
-        insecure: Bool = false
+        insecure: Bool = false,
+        sourceAddresses: [String] = []
     ) {
         self.scenario = scenario
         self.server = server
@@ -112,6 +117,33 @@ public struct BenchParameters: Sendable, Hashable {
         self.publishServer = publishServer
         self.caFile = caFile
         self.insecure = insecure
+        self.sourceAddresses = sourceAddresses
+    }
+
+    /// Parses `--source-addresses`: `N` (127.0.0.1 … 127.0.0.N, N ≤ 254), a range of the last octet
+    /// `127.0.0.1-127.0.0.8`, or a comma-separated list of IPv4 addresses.
+    public static func parseSourceAddresses(_ text: String) throws(BenchError) -> [String] {
+        let usage = "--source-addresses expects N (127.0.0.1…127.0.0.N), A.B.C.D-A.B.C.E, or a comma-separated list; got '\(text)'"
+        func octets(_ address: Substring) -> [Int]? {
+            let parts = address.split(separator: ".", omittingEmptySubsequences: false).map { Int($0) }
+            guard parts.count == 4, parts.allSatisfy({ $0.map { (0...255).contains($0) } ?? false }) else { return nil }
+            return parts.map { $0! }
+        }
+        if let count = Int(text) {
+            guard (1...254).contains(count) else { throw BenchError("--source-addresses N must be 1…254") }
+            return (1...count).map { "127.0.0.\($0)" }
+        }
+        let dash = text.split(separator: "-")
+        if dash.count == 2 {
+            guard let first = octets(dash[0]), let last = octets(dash[1]), first.prefix(3) == last.prefix(3),
+                first[3] >= 1, first[3] <= last[3], last[3] <= 254
+            else { throw BenchError(usage) }
+            let prefix = first.prefix(3).map(String.init).joined(separator: ".")
+            return (first[3]...last[3]).map { "\(prefix).\($0)" }
+        }
+        let list = text.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }
+        guard !list.isEmpty, list.count <= 254, list.allSatisfy({ octets(Substring($0)) != nil }) else { throw BenchError(usage) }
+        return list
     }
 
     /// The fan-out workload these parameters describe.
@@ -162,7 +194,22 @@ public struct BenchParameters: Sendable, Hashable {
                 )
             }
         }
-        if tls && scenario != .connect { throw BenchError("--tls is supported by the connect scenario only") }
+        if tls && (scenario == .store || scenario == .codec) {
+            throw BenchError("--tls applies to the network scenarios (connect, fanout, orders, churn, storm, idle)")
+        }
+        if restart {
+            guard scenario == .storm else { throw BenchError("--restart applies to the storm scenario only") }
+            guard server == nil else {
+                throw BenchError(
+                    "storm --restart needs the gateway bench starts itself (it kills and restarts it on a SQLite store); "
+                        + "bench cannot restart a server it did not start: drop --server, or run storm without --restart"
+                )
+            }
+        }
+        if !sourceAddresses.isEmpty {
+            guard scenario != .store && scenario != .codec else { throw BenchError("--source-addresses applies to the network scenarios") }
+            guard sourceAddresses.count <= 254 else { throw BenchError("--source-addresses: at most 254 addresses") }
+        }
         if !tls && (caFile != nil || insecure) { throw BenchError("--ca-file and --insecure need --tls") }
         if insecure && caFile != nil { throw BenchError("--insecure and --ca-file contradict each other; choose one") }
         if let against, against != "redis", RedisAddress(url: against) == nil {

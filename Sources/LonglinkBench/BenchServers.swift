@@ -13,6 +13,8 @@ public struct BenchServer: Sendable {
     public var child: ChildProcess?
     /// The TLS listener, when the benchmark started the gateway with one.
     public var tlsAddress: SocketAddress?
+    /// The `serve` flags after `--listen` it was started with, when the benchmark started it (for a restart).
+    var launchFlags: [String]?
 
     /// Creates a description of a server.
     public init(address: SocketAddress, pid: Int32? = nil, child: ChildProcess? = nil, tlsAddress: SocketAddress? = nil) {
@@ -46,19 +48,30 @@ public enum BenchServers {
         return path
     }
 
-    /// Starts `executable serve` on a free loopback port and waits until it listens. Retries with
-    /// `--insecure-dev` when the gateway insists on a token secret.
-    public static func startGateway(executable: String, extraFlags: [String] = [], timeout: Duration = .seconds(20)) throws -> BenchServer {
+    /// Starts `executable serve` on `listen` (default: a free loopback port) and waits until it listens. Retries
+    /// with `--insecure-dev` when the gateway insists on a token secret.
+    public static func startGateway(
+        executable: String,
+        extraFlags: [String] = [],
+        listen: String = "127.0.0.1:0",
+        timeout: Duration = .seconds(20)
+    ) throws -> BenchServer {
         do {
-            return try startGateway(executable: executable, flags: gatewayFlags + extraFlags, timeout: timeout)
+            return try startGateway(executable: executable, flags: gatewayFlags + extraFlags, listen: listen, timeout: timeout)
         } catch let error as BenchError where error.message.contains("insecure-dev") {
-            return try startGateway(executable: executable, flags: gatewayFlags + extraFlags + ["--insecure-dev"], timeout: timeout)
+            return try startGateway(
+                executable: executable,
+                flags: gatewayFlags + extraFlags + ["--insecure-dev"],
+                listen: listen,
+                timeout: timeout
+            )
         }
     }
 
-    private static func startGateway(executable: String, flags: [String], timeout: Duration) throws -> BenchServer {
+    /// Starts `executable serve --listen LISTEN FLAGS` exactly as given (a restart reuses `launchFlags`).
+    static func startGateway(executable: String, flags: [String], listen: String, timeout: Duration) throws -> BenchServer {
         let log = temporaryPath("longlink-bench-gateway", "log")
-        let child = try ChildProcess(executable: executable, arguments: ["serve", "--listen", "127.0.0.1:0"] + flags, logPath: log)
+        let child = try ChildProcess(executable: executable, arguments: ["serve", "--listen", listen] + flags, logPath: log)
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let text = child.log
@@ -68,9 +81,11 @@ public enum BenchServers {
                     child.stop()
                     throw BenchError("the gateway did not report its TLS port: \(text)")
                 }
-                return BenchServer(
+                var server = BenchServer(
                     address: try SocketAddress(ipAddress: "127.0.0.1", port: port), pid: child.pid, child: child, tlsAddress: tlsAddress
                 )
+                server.launchFlags = flags
+                return server
             }
             if !child.isRunning {
                 throw BenchError("the gateway did not start: \(text.trimmingCharacters(in: .whitespacesAndNewlines))")

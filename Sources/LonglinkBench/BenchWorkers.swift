@@ -104,6 +104,9 @@ enum BenchWorkers {
                 "--duration", "\(Int((duration * 1000).rounded(.up)))ms", "--timeout", "\(Int((parameters.timeout * 1000).rounded(.up)))ms",
                 "--worker-index", String(index), "--json",
             ]
+            if !parameters.sourceAddresses.isEmpty {
+                arguments += ["--source-addresses", parameters.sourceAddresses.joined(separator: ",")]
+            }
             if parameters.tls {
                 arguments.append("--tls")
                 if let caFile = context.servers.caFile { arguments += ["--ca-file", caFile] }
@@ -138,9 +141,12 @@ enum BenchWorkers {
     private static func merged(_ reports: [BenchReport], label: String) -> BenchRun {
         let runs = reports.compactMap(\.runs.first)
         var run = BenchRun(system: "longlink", label: label)
-        for name in ["connections", "connected", "subscribed", "failed", "open_after_idle"] {
+        for name in ["connections", "connected", "subscribed", "failed", "open_after_idle", "source_fallovers"] {
             let values = runs.compactMap { $0.figure(name) }
             if !values.isEmpty { run.figures.append(Figure(name, values.reduce(0, +))) }
+        }
+        for name in ["source_addresses", "source_addresses_used"] {
+            if let most = runs.compactMap({ $0.figure(name) }).max() { run.figures.append(Figure(name, most)) }
         }
         run.figures.append(Figure("workers", Double(reports.count)))
         var connect = LatencyHistogram()

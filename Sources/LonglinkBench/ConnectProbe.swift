@@ -1,7 +1,8 @@
 import LonglinkCore
 import LonglinkLoop
 
-/// A connection that only connects (and handshakes), for the connect scenario. Loop-confined.
+/// A connection that only connects (and handshakes: TCP, TLS with `--tls`, Longlink `connect` → `connected`), for
+/// the connect scenario. Loop-confined.
 final class ConnectProbe: BenchConnectionDelegate, BenchSubscriber {
     private var connection: BenchConnection?
     private let counters: BenchCounters
@@ -9,20 +10,20 @@ final class ConnectProbe: BenchConnectionDelegate, BenchSubscriber {
     private let settled: () -> Void
     private var closing = false
 
-    init(index: Int, address: SocketAddress, context: LoopContext, counters: BenchCounters, settled: @escaping () -> Void) {
+    init(index: Int, endpoint: BenchEndpoint, context: LoopContext, counters: BenchCounters, settled: @escaping () -> Void) {
         self.counters = counters
         self.recorder = context.attachment(LoopRecorder.self)!
         self.settled = settled
         do {
             connection = try BenchConnection(
                 index: index,
-                address: address,
+                endpoint: endpoint,
                 connectFrame: LonglinkFrames.connect,
                 context: context,
                 delegate: self
             )
         } catch {
-            counters.fail("connect: \(BenchConnection.reason(error))")
+            counters.fail(BenchConnection.reason(error, during: "connect"))
         }
     }
 

@@ -12,14 +12,11 @@ enum ConnectionScenarios {
         try checkFileLimit(count, into: &report)
         let counters = BenchCounters()
         context.loops.resetRecorders()
-        let address = context.servers.gateway.address
-        let tls = context.servers.tls
+        let endpoint = context.endpoint
+        let tls = endpoint.tls
         let start = MonotonicClock.nanoseconds()
         open(count, loops: context.loops, window: 512) { index, loopContext, settled in
-            if let tls {
-                return TLSConnectProbe(address: address, factory: tls, context: loopContext, counters: counters, settled: settled)
-            }
-            return ConnectProbe(index: index, address: address, context: loopContext, counters: counters, settled: settled)
+            ConnectProbe(index: index, endpoint: endpoint, context: loopContext, counters: counters, settled: settled)
         }
         context.control.wait(timeout: parameters.timeoutLimit, interval: .milliseconds(2)) {
             counters.connected.value + counters.failed.value >= count
@@ -48,9 +45,14 @@ enum ConnectionScenarios {
         let parameters = context.parameters
         try checkFileLimit(parameters.connections, into: &report)
         let gateway = context.servers.gateway
-        report.runs.append(idleRun(.longlink(gateway.address), context: context, pid: gateway.pid))
+        report.runs.append(idleRun(.longlink(context.endpoint), context: context, pid: gateway.pid))
         if let redis = context.servers.redis, !context.control.isInterrupted {
-            report.runs.append(idleRun(.redis(redis.address), context: context, pid: redis.pid))
+            if parameters.tls {
+                report.notes.append("--tls: Longlink idles over TLS; the Redis baseline over plain TCP (Debian's hiredis 0.14 has no TLS)")
+            }
+            var run = idleRun(.redis(redis.address), context: context, pid: redis.pid)
+            if parameters.tls { run.label += " over plain TCP (hiredis 0.14 has no TLS)" }
+            report.runs.append(run)
         }
         if let longlink = report.runs.first?.figure("server_bytes_per_connection"),
             let redis = report.runs.dropFirst().first?.figure("server_bytes_per_connection"), longlink > 0
@@ -72,12 +74,12 @@ enum ConnectionScenarios {
         let start = MonotonicClock.nanoseconds()
         open(count, loops: context.loops, window: 256) { index, loopContext, settled in
             switch system {
-            case .longlink(let address), .orders(let address):
+            case .longlink(let endpoint), .orders(let endpoint):
                 let subscriber = LonglinkSubscriber(
                     index: index,
                     route: index % routes,
                     routeText: names.route(index % routes),
-                    address: address,
+                    endpoint: endpoint,
                     context: loopContext,
                     counters: counters
                 )
@@ -119,7 +121,7 @@ enum ConnectionScenarios {
         let stillOpen = counters.subscribed.value - counters.failed.value
         closeAll(context.loops)
 
-        var run = BenchRun(system: system.name, label: "idle N=\(count) subscribed over T=\(routes) routes")
+        var run = BenchRun(system: system.name, label: "idle N=\(count) subscribed over T=\(routes) routes\(system.transportLabel)")
         let subscribed = counters.subscribed.value
         run.figures = [
             Figure("connections", Double(count)),

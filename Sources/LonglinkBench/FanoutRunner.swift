@@ -4,15 +4,23 @@ import Synchronization
 
 /// The system a fan-out runs against.
 enum FanoutSystem: Sendable {
-    case longlink(SocketAddress)
+    case longlink(BenchEndpoint)
     case redis(SocketAddress)
     /// Longlink with ride-hailing lifecycles (the orders scenario).
-    case orders(SocketAddress)
+    case orders(BenchEndpoint)
 
     var name: String {
         switch self {
         case .longlink, .orders: "longlink"
         case .redis: "redis"
+        }
+    }
+
+    /// `" over TLS"` for Longlink with `--tls`, else empty (for run labels).
+    var transportLabel: String {
+        switch self {
+        case .longlink(let endpoint), .orders(let endpoint): endpoint.tls == nil ? "" : " over TLS"
+        case .redis: ""
         }
     }
 }
@@ -70,11 +78,15 @@ struct FanoutRunner {
     var duringPublishing: (@Sendable (_ elapsed: Double, _ counters: BenchCounters) -> Void)?
     /// Extra figures computed at the end of the run.
     var extraFigures: (@Sendable (_ counters: BenchCounters) -> [Figure])?
+    /// Whether Longlink subscribers and the publisher reconnect by themselves when the server goes away, resuming
+    /// and retrying unacknowledged publishes with their idempotency keys (storm --restart).
+    var survivesRestarts = false
 
     /// Runs the workload against `system`; `serverPID` (when known) adds the server's CPU and memory figures.
     /// `publishTo` (Longlink only) sends the publisher to another node than the subscribers (cross-node fan-out).
-    func run(_ system: FanoutSystem, workload: FanoutWorkload, label: String, serverPID: Int32?, publishTo: SocketAddress? = nil) -> BenchRun {
-        var run = BenchRun(system: system.name, label: label)
+    func run(_ system: FanoutSystem, workload: FanoutWorkload, label: String, serverPID: Int32?, publishTo: BenchEndpoint? = nil) -> BenchRun {
+        var run = BenchRun(system: system.name, label: label + system.transportLabel)
+        let survivesRestarts = self.survivesRestarts
         let names = RouteNames()
         let counters = BenchCounters()
         let flags = RunFlags()
@@ -87,12 +99,13 @@ struct FanoutRunner {
             let box = PublisherBox()
             context.attach(box)
             switch system {
-            case .longlink(let address):
+            case .longlink(let endpoint):
                 let sink = LonglinkPublishSink(
                     plan: ReassignmentPlan(names: names, routes: workload.routes),
-                    address: publishTo ?? address,
+                    endpoint: publishTo ?? endpoint,
                     context: context,
-                    counters: prepareCounters
+                    counters: prepareCounters,
+                    survivesRestarts: survivesRestarts
                 )
                 box.longlinkSink = sink
                 var creation = workload
@@ -107,12 +120,13 @@ struct FanoutRunner {
                 let sink = RedisPublishSink(names: names, routes: workload.routes, address: address, context: context, counters: prepareCounters)
                 box.redisSink = sink
                 sink.onReady = { flags.prepared.store(true, ordering: .relaxed) }
-            case .orders(let address):
+            case .orders(let endpoint):
                 let sink = LonglinkPublishSink(
                     plan: LifecyclePlan(names: names, slots: workload.routes),
-                    address: address,
+                    endpoint: endpoint,
                     context: context,
-                    counters: counters
+                    counters: counters,
+                    survivesRestarts: survivesRestarts
                 )
                 box.ordersSink = sink
                 sink.onReady = { flags.prepared.store(true, ordering: .relaxed) }
@@ -140,6 +154,7 @@ struct FanoutRunner {
             let publisher = PacedPublisher(workload: workload, counters: counters, countsDeliveries: true, context: context)
             publisher.sink = sink
             box.use(publisher)
+            box.longlinkSink?.counters = counters  // failures and retries while publishing count in the run
             publisher.onFinished = { flags.publishingDone.store(true, ordering: .relaxed) }
             flags.publishStartedAt.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
             publisher.start(messages: workload.messages)
@@ -203,21 +218,23 @@ struct FanoutRunner {
 
     private func openSubscribers(_ system: FanoutSystem, workload: FanoutWorkload, names: RouteNames, counters: BenchCounters) {
         let loopCount = loops.loops.count
+        let survivesRestarts = self.survivesRestarts
         for (position, loop) in loops.loops.enumerated() {
             let indices = Array(stride(from: position, to: workload.subscribers, by: loopCount))
             loop.execute { context in
                 SubscriberPool.of(context).open(indices) { index, context, settled in
                     let route = workload.route(ofSubscriber: index)
                     switch system {
-                    case .longlink(let address):
+                    case .longlink(let endpoint):
                         let subscriber = LonglinkSubscriber(
                             index: index,
                             route: route,
                             routeText: names.route(route),
-                            address: address,
+                            endpoint: endpoint,
                             context: context,
                             counters: counters
                         )
+                        subscriber.reconnectsAfterLoss = survivesRestarts
                         subscriber.onSubscribed = { _ in
                             counters.subscribed.add(1)
                             settled()
@@ -226,12 +243,12 @@ struct FanoutRunner {
                         subscriber.onResubscribed = { _ in counters.resubscribed.add(1) }
                         subscriber.start()
                         return subscriber
-                    case .orders(let address):
+                    case .orders(let endpoint):
                         return OrdersScenario.subscriber(
                             index: index,
                             slot: route,
                             names: names,
-                            address: address,
+                            endpoint: endpoint,
                             context: context,
                             counters: counters,
                             settled: settled

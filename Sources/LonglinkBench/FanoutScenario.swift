@@ -11,16 +11,25 @@ enum FanoutScenario {
             timeout: parameters.timeoutLimit
         )
         var label = "fanout S=\(workload.subscribers) T=\(workload.routes) M=\(workload.messages) R=\(format(workload.rate)) P=\(workload.payload)"
-        let publishTo = context.servers.publishGateway?.address
-        if let publishTo { label += " publisher→\(publishTo)" }
+        let publishTo = context.servers.publishGateway.map { node in
+            var endpoint = context.endpoint
+            endpoint.address = node.address
+            return endpoint
+        }
+        if let publishTo { label += " publisher→\(publishTo.address)" }
+        let redisLabel = label + (parameters.tls ? " over plain TCP (hiredis 0.14 has no TLS)" : "")
+        if parameters.tls && context.servers.redis != nil {
+            report.notes.append("--tls: Longlink runs over TLS; the Redis baseline runs over plain TCP (Debian's hiredis 0.14 has no TLS)")
+            context.control.progress("note: the Redis side runs over plain TCP (hiredis 0.14 has no TLS); Longlink over TLS")
+        }
         for _ in 0..<parameters.rounds {
             guard !context.control.isInterrupted else { break }
             let gateway = context.servers.gateway
             report.runs.append(
-                runner.run(.longlink(gateway.address), workload: workload, label: label, serverPID: gateway.pid, publishTo: publishTo)
+                runner.run(.longlink(context.endpoint), workload: workload, label: label, serverPID: gateway.pid, publishTo: publishTo)
             )
             if let redis = context.servers.redis, !context.control.isInterrupted {
-                report.runs.append(runner.run(.redis(redis.address), workload: workload, label: label, serverPID: redis.pid))
+                report.runs.append(runner.run(.redis(redis.address), workload: workload, label: redisLabel, serverPID: redis.pid))
             }
         }
         report.comparison = compare(report.runs, figure: "deliveries_per_second")

@@ -27,6 +27,7 @@ public enum LonglinkBench {
                 defer { loops.shutdown() }
                 let context = ScenarioContext(parameters: parameters, loops: loops, control: control, servers: servers)
                 try runNetworkScenario(context, into: &report)
+                if let sources = servers.sources { reportSources(sources, into: &report) }
             }
         }
         report.targets = Targets.check(report, parameters: parameters)
@@ -51,6 +52,27 @@ public enum LonglinkBench {
         }
     }
 
+    /// Notes how the `--source-addresses` were used and adds the counts to every Longlink run (runs merged from
+    /// `--workers` already carry the workers' counts).
+    private static func reportSources(_ sources: BenchSources, into report: inout BenchReport) {
+        let summary = sources.summary
+        for index in report.runs.indices where report.runs[index].system == "longlink" {
+            guard report.runs[index].figure("source_addresses") == nil else { continue }
+            report.runs[index].figures += [
+                Figure("source_addresses", Double(summary.configured)),
+                Figure("source_addresses_used", Double(summary.used)),
+                Figure("source_fallovers", Double(summary.fallovers)),
+            ]
+        }
+        guard let run = report.runs.first(where: { $0.system == "longlink" }) else { return }
+        let used = Int(run.figure("source_addresses_used") ?? 0)
+        let fallovers = Int(run.figure("source_fallovers") ?? 0)
+        report.notes.append(
+            "source addresses \(sources.description): \(used) of \(summary.configured) used; \(fallovers) connections fell "
+                + "over to the next address (EADDRNOTAVAIL/EADDRINUSE)"
+        )
+    }
+
     /// Starts (or names) the gateway and, when comparing, Redis; stops what it started, also when `body` throws.
     static func withServers(
         _ parameters: BenchParameters,
@@ -59,31 +81,41 @@ public enum LonglinkBench {
     ) throws {
         var started: [BenchServer] = []
         var certificates: BenchCertificates?
+        var restarter: BenchGatewayRestarter?
+        var storeDirectory: String?
         defer {
+            restarter?.stop()
             for server in started { server.stop() }
             certificates?.remove()
+            if let storeDirectory { try? FileManager.default.removeItem(atPath: storeDirectory) }
         }
         var gateway: BenchServer
         if let text = parameters.server {
             gateway = BenchServer(address: try parseHostPort(text))
-        } else if parameters.tls {
-            guard let executable = executable ?? BenchServers.selfExecutable else {
-                throw BenchError("cannot find the longlink executable to start a gateway; pass --server HOST:PORT")
-            }
-            let made = try BenchCertificates()
-            certificates = made
-            let flags = ["--tls-listen", "127.0.0.1:0", "--tls-cert", made.certificateFile, "--tls-key", made.keyFile]
-            gateway = try BenchServers.startGateway(executable: executable, extraFlags: flags)
-            started.append(gateway)
-            // The scenario connects to the TLS listener.
-            gateway.address = gateway.tlsAddress ?? gateway.address
         } else {
             guard let executable = executable ?? BenchServers.selfExecutable else {
                 throw BenchError("cannot find the longlink executable to start a gateway; pass --server HOST:PORT")
             }
-            let extra = parameters.scenario == .storm && parameters.restart ? ["--store", "sqlite:\(BenchServers.temporaryPath("longlink-bench", "sqlite"))"] : []
-            gateway = try BenchServers.startGateway(executable: executable, extraFlags: extra)
+            var flags: [String] = []
+            if parameters.tls {
+                let made = try BenchCertificates()
+                certificates = made
+                flags += ["--tls-listen", "127.0.0.1:0", "--tls-cert", made.certificateFile, "--tls-key", made.keyFile]
+            }
+            if parameters.scenario == .storm && parameters.restart {
+                // Records must survive the kill: a SQLite store in a directory of its own (file, -wal, -shm).
+                let directory = BenchServers.temporaryPath("longlink-bench-store", "d")
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                storeDirectory = directory
+                flags += ["--store", "sqlite:\(directory)/store.sqlite"]
+            }
+            gateway = try BenchServers.startGateway(executable: executable, extraFlags: flags)
             started.append(gateway)
+            if parameters.scenario == .storm && parameters.restart {
+                restarter = BenchGatewayRestarter(executable: executable, gateway: gateway)
+            }
+            // With --tls the scenario connects to the TLS listener.
+            if parameters.tls { gateway.address = gateway.tlsAddress ?? gateway.address }
         }
         var redis: BenchServer?
         if let against = parameters.against {
@@ -103,6 +135,17 @@ public enum LonglinkBench {
             redis: redis,
             executable: executable ?? BenchServers.selfExecutable
         )
+        servers.restarter = restarter
+        if !parameters.sourceAddresses.isEmpty {
+            guard !gateway.address.host.contains(":") else {
+                throw BenchError("--source-addresses are IPv4 loopback addresses; the gateway is at \(gateway.address)")
+            }
+            do {
+                servers.sources = try BenchSources(parameters.sourceAddresses)
+            } catch {
+                throw BenchError("--source-addresses: \(error)")
+            }
+        }
         if parameters.tls {
             let caFile = parameters.insecure ? nil : parameters.caFile ?? certificates?.caFile
             let serverName = parameters.server.map { text in
@@ -142,6 +185,10 @@ struct BenchServerSet: Sendable {
     var tls: (any TransportFactory)? = nil
     /// With `--tls`: the CA file the client trusts (nil: system store or `--insecure`), handed on to workers.
     var caFile: String? = nil
+    /// With `--source-addresses`: the local addresses Longlink connections bind to.
+    var sources: BenchSources? = nil
+    /// storm --restart: kills and restarts bench's own gateway.
+    var restarter: BenchGatewayRestarter? = nil
 }
 
 /// What a network scenario gets.
@@ -150,4 +197,9 @@ struct ScenarioContext: Sendable {
     let loops: BenchLoops
     let control: BenchControl
     var servers: BenchServerSet
+
+    /// How Longlink connections reach the gateway under test (address, TLS, source addresses).
+    var endpoint: BenchEndpoint {
+        BenchEndpoint(address: servers.gateway.address, tls: servers.tls, sources: servers.sources)
+    }
 }

@@ -3,18 +3,24 @@ import LonglinkCore
 import LonglinkLoop
 
 /// One benchmark subscriber on Longlink: connects, subscribes to its route, and checks every push's sequence
-/// and latency. After a cut it can reconnect and resume from the last position it saw (storm). Loop-confined.
+/// and latency. After a cut it can reconnect and resume from the last position it saw (storm); with
+/// `reconnectsAfterLoss` it does so by itself whenever the server goes away (storm --restart). Loop-confined.
 final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
     let index: Int
     /// The route's index in the workload.
     private(set) var route: Int
     private var routeText: String
     private var routeBytes: [UInt8]
-    private let address: SocketAddress
+    private let endpoint: BenchEndpoint
     private unowned let context: LoopContext
     private let counters: BenchCounters
     private let recorder: LoopRecorder
     private var connection: BenchConnection?
+    /// Whether a lost connection (after the first subscription) is reconnected with resume instead of counted as
+    /// a failure: storm --restart, where the server dies and comes back.
+    var reconnectsAfterLoss = false
+    /// The current reconnect back-off (0 = none pending).
+    private var reconnectDelayMillis = 0
     /// The last sequence delivered (from the payload).
     private(set) var lastSequence: UInt64 = 0
     /// The last position seen, for resuming.
@@ -40,7 +46,7 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         index: Int,
         route: Int,
         routeText: String,
-        address: SocketAddress,
+        endpoint: BenchEndpoint,
         context: LoopContext,
         counters: BenchCounters
     ) {
@@ -48,7 +54,7 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         self.route = route
         self.routeText = routeText
         self.routeBytes = Array(routeText.utf8)
-        self.address = address
+        self.endpoint = endpoint
         self.context = context
         self.counters = counters
         self.recorder = context.attachment(LoopRecorder.self)!
@@ -59,13 +65,26 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         do {
             connection = try BenchConnection(
                 index: index,
-                address: address,
+                endpoint: endpoint,
                 connectFrame: LonglinkFrames.connect,
                 context: context,
                 delegate: self
             )
         } catch {
-            counters.fail("connect: \(BenchConnection.reason(error))")
+            if reconnectsAfterLoss && everSubscribed { return scheduleReconnect() }
+            counters.fail(BenchConnection.reason(error, during: "connect"))
+        }
+    }
+
+    /// Tries again after 20 ms, doubling up to 250 ms, each delay jittered by half so that S clients do not hit a
+    /// restarting server in the same millisecond.
+    private func scheduleReconnect() {
+        counters.reconnects.add(1)
+        reconnectDelayMillis = reconnectDelayMillis == 0 ? 20 : min(2 * reconnectDelayMillis, 250)
+        let delay = reconnectDelayMillis / 2 + Int.random(in: 0...(reconnectDelayMillis / 2))
+        context.schedule(after: .milliseconds(Int64(delay))) { [weak self] in
+            guard let self, !self.closing, self.connection == nil else { return }
+            self.start()
         }
     }
 
@@ -124,6 +143,7 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
             }
             let resumed = lastPosition != nil
             lastPosition = subscribed.position
+            reconnectDelayMillis = 0
             if !isSubscribed {
                 isSubscribed = true
                 if resumed && everSubscribed { onResubscribed?(self) } else { onSubscribed?(self) }
@@ -155,6 +175,7 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         self.connection = nil
         isSubscribed = false
         if closing { return }
+        if reconnectsAfterLoss && everSubscribed { return scheduleReconnect() }
         counters.fail(error ?? "closed")
         onLost?(self)
     }
@@ -231,77 +252,144 @@ final class ReassignmentPlan: PublishPlan {
 
 /// Publishes benchmark changes to Longlink over one connection, as its `PublishPlan` says, each change carrying
 /// the stamped payload. Request ids map answers back to routes. Loop-confined.
+///
+/// With `survivesRestarts` (storm --restart) every publish carries an idempotency key (`bench-<request id>`) and
+/// keeps its encoded frame until answered; when the server goes away the sink reconnects and resends the
+/// unanswered publishes in their original order, so the store applies each at most once (a publish stored
+/// before the crash answers `deduplicated`). Without it a lost connection refuses what was in flight.
 final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
+    /// One publish waiting for its answer.
+    private struct Pending {
+        let route: Int
+        /// Send order (request ids wrap).
+        let ordinal: UInt64
+        /// The encoded frame, kept for a resend (only with `survivesRestarts`).
+        let frame: [UInt8]?
+    }
+
     private let plan: any PublishPlan
+    private let endpoint: BenchEndpoint
+    private unowned let context: LoopContext
+    private let survivesRestarts: Bool
     private var connection: BenchConnection?
-    /// The route of each request in flight, by request id.
-    private var routesByRequest: [UInt32: Int] = [:]
+    private var everConnected = false
+    private var reconnectDelayMillis = 0
+    /// The publishes in flight, by request id.
+    private var pending: [UInt32: Pending] = [:]
     private var nextRequest: UInt32 = 1
+    private var nextOrdinal: UInt64 = 0
     weak var publisher: PacedPublisher?
-    private let counters: BenchCounters
-    /// Called when the connection is up.
+    /// Where failures, retries and deduplicated answers are counted (the runner swaps in the measured run's).
+    var counters: BenchCounters
+    /// Called once, when the connection is first up.
     var onReady: (() -> Void)?
 
-    init(plan: any PublishPlan, address: SocketAddress, context: LoopContext, counters: BenchCounters) {
+    init(plan: any PublishPlan, endpoint: BenchEndpoint, context: LoopContext, counters: BenchCounters, survivesRestarts: Bool = false) {
         self.plan = plan
+        self.endpoint = endpoint
+        self.context = context
         self.counters = counters
+        self.survivesRestarts = survivesRestarts
+        connect()
+    }
+
+    private func connect() {
         do {
             connection = try BenchConnection(
                 index: -1,
-                address: address,
+                endpoint: endpoint,
                 connectFrame: LonglinkFrames.connect,
                 context: context,
                 delegate: self
             )
         } catch {
-            counters.fail("publisher connect: \(BenchConnection.reason(error))")
+            if survivesRestarts && everConnected { return scheduleReconnect() }
+            counters.fail("publisher " + BenchConnection.reason(error, during: "connect"))
+        }
+    }
+
+    /// Same back-off as the subscribers: 20 ms doubling to 250 ms.
+    private func scheduleReconnect() {
+        counters.reconnects.add(1)
+        reconnectDelayMillis = reconnectDelayMillis == 0 ? 20 : min(2 * reconnectDelayMillis, 250)
+        context.schedule(after: .milliseconds(Int64(reconnectDelayMillis))) { [weak self] in
+            guard let self, self.connection == nil, self.publisher != nil || self.onReady != nil else { return }
+            self.connect()
         }
     }
 
     var isReady: Bool { connection?.isOpen ?? false }
 
     func close() {
-        connection?.close()
+        let closing = connection
         connection = nil
+        publisher = nil
+        onReady = nil
+        closing?.close()
     }
 
     func publish(route: Int, sequence: UInt64, payload: [UInt8]) {
         let change = plan.nextChange(route: route, payload: payload)
         let request = nextRequest
         nextRequest = nextRequest == UInt32.max ? 1 : nextRequest + 1
-        routesByRequest[request] = route
-        connection?.send(
+        let frame = BenchConnection.encode(
             .publish(
                 PublishRequest(
                     requestID: request,
                     orderID: change.orderID.rawValue,
                     line: change.line.name,
                     targetState: change.targetState.name,
-                    fields: change.fields
+                    fields: change.fields,
+                    idempotencyKey: survivesRestarts ? "bench-\(request)" : ""
                 )
             )
         )
+        pending[request] = Pending(route: route, ordinal: nextOrdinal, frame: survivesRestarts ? frame : nil)
+        nextOrdinal += 1
+        connection?.send(bytes: frame)
     }
 
-    func connectionDidConnect(_ connection: BenchConnection) { onReady?() }
+    func connectionDidConnect(_ connection: BenchConnection) {
+        reconnectDelayMillis = 0
+        if everConnected {
+            // Back after a restart: resend what was never answered, oldest first.
+            let unanswered = pending.values.sorted { $0.ordinal < $1.ordinal }
+            for entry in unanswered {
+                guard let frame = entry.frame else { continue }
+                connection.send(bytes: frame)
+            }
+            counters.retried.add(unanswered.count)
+            publisher?.sinkBecameReady()
+            return
+        }
+        everConnected = true
+        let ready = onReady
+        onReady = nil
+        ready?()
+    }
 
     func connection(_ connection: BenchConnection, didReceive frame: ServerFrame) {
-        guard case .publishResult(let result) = frame, let route = routesByRequest.removeValue(forKey: result.requestID)
+        guard case .publishResult(let result) = frame, let entry = pending.removeValue(forKey: result.requestID)
         else { return }
-        if case .refused(let error) = result.outcome {
+        switch result.outcome {
+        case .refused(let error):
             counters.fail("publish refused: \(error.code)")
-            publisher?.acknowledged(route: route, accepted: false)
-        } else {
-            publisher?.acknowledged(route: route, accepted: true)
+            publisher?.acknowledged(route: entry.route, accepted: false)
+        case .accepted(_, _, let deduplicated):
+            if deduplicated { counters.deduplicated.add(1) }
+            publisher?.acknowledged(route: entry.route, accepted: true)
         }
     }
 
     func connectionDidClose(_ connection: BenchConnection, error: String?) {
+        guard connection === self.connection else { return }
+        self.connection = nil
         guard let error else { return }
+        if survivesRestarts && everConnected { return scheduleReconnect() }
         counters.fail("publisher: \(error)")
-        let lost = routesByRequest
-        routesByRequest = [:]
-        for route in lost.values { publisher?.acknowledged(route: route, accepted: false) }
+        let lost = pending
+        pending = [:]
+        for entry in lost.values { publisher?.acknowledged(route: entry.route, accepted: false) }
     }
 }
 

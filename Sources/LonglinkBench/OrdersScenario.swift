@@ -19,7 +19,7 @@ enum OrdersScenario {
         )
         let label = "orders T=\(workload.routes) orders × (rider + driver), M=\(workload.messages) changes, R=\(format(workload.rate)) P=\(workload.payload)"
         let gateway = context.servers.gateway
-        report.runs.append(runner.run(.orders(gateway.address), workload: workload, label: label, serverPID: gateway.pid))
+        report.runs.append(runner.run(.orders(context.endpoint), workload: workload, label: label, serverPID: gateway.pid))
     }
 
     /// The rider or driver (`index` even or odd) of order slot `slot`.
@@ -27,7 +27,7 @@ enum OrdersScenario {
         index: Int,
         slot: Int,
         names: RouteNames,
-        address: SocketAddress,
+        endpoint: BenchEndpoint,
         context: LoopContext,
         counters: BenchCounters,
         settled: @escaping () -> Void
@@ -36,7 +36,7 @@ enum OrdersScenario {
             index: index,
             route: slot,
             routeText: names.orderRoute(slot: slot, generation: 0),
-            address: address,
+            endpoint: endpoint,
             context: context,
             counters: counters
         )

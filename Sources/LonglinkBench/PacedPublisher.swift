@@ -77,6 +77,10 @@ final class PacedPublisher {
         finishIfDone()
     }
 
+    /// The sink is connected again after a loss (storm --restart): send what is due now rather than at the next
+    /// timer tick or acknowledgement.
+    func sinkBecameReady() { release() }
+
     private func finishIfDone() {
         guard inFlight == 0, stopped || sent >= limit else { return }
         if let timer { context.cancel(timer) }

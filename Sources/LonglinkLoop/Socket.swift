@@ -54,8 +54,25 @@ public enum Socket {
 
     /// Starts a non-blocking connect. Returns the socket and whether it is already connected; if not, wait for
     /// `.write` readiness and call `finishConnect`. A refusal reported immediately is thrown (and the fd closed).
-    public static func connect(to address: SocketAddress) throws(IOError) -> (fd: CInt, connected: Bool) {
+    ///
+    /// `source` (port 0) binds the local address first, with `IP_BIND_ADDRESS_NO_PORT` so the kernel still
+    /// picks the port at connect time, per destination: each source address then has a whole ephemeral range per
+    /// server address (a load generator spreads connections over 127.0.0.x this way). An address this host does not
+    /// have fails with `EADDRNOTAVAIL` from `bind`; a source whose ports are all taken fails with `EADDRNOTAVAIL`
+    /// from `connect`.
+    public static func connect(to address: SocketAddress, from source: SocketAddress? = nil) throws(IOError) -> (fd: CInt, connected: Bool) {
         let fd = try syscallValue("socket") { socket(address.family, CLonglinkLinux_SOCK_STREAM_NONBLOCK_CLOEXEC(), 0) }
+        if let source {
+            do {
+                // Best effort: without it (old kernels) bind picks a port now, which still works, just with one
+                // ephemeral range per source instead of one per source and destination.
+                try? setOption(fd, CInt(IPPROTO_IP), IP_BIND_ADDRESS_NO_PORT, 1, "setsockopt(IP_BIND_ADDRESS_NO_PORT)")
+                try syscallValue("bind") { source.withSockAddr { Glibc.bind(fd, $0, $1) } }
+            } catch {
+                close(fd)
+                throw error
+            }
+        }
         let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if result == 0 { return (fd, true) }
         let code = errno

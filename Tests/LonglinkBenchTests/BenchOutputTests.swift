@@ -14,7 +14,10 @@ struct BenchOutputTests {
             (BenchParameters(scenario: .fanout, workers: 0), "--workers"),
             (BenchParameters(scenario: .fanout, routes: 0), "--routes"),
             (BenchParameters(scenario: .fanout, against: "http://x"), "--against"),
-            (BenchParameters(scenario: .fanout, tls: true), "--tls"),
+            (BenchParameters(scenario: .store, tls: true), "--tls"),
+            (BenchParameters(scenario: .fanout, restart: true), "--restart"),
+            (BenchParameters(scenario: .storm, server: "127.0.0.1:1", restart: true), "cannot restart a server it did not start"),
+            (BenchParameters(scenario: .codec, sourceAddresses: ["127.0.0.1"]), "--source-addresses"),
             (BenchParameters(scenario: .connect, caFile: "ca.pem"), "--tls"),
             (BenchParameters(scenario: .connect, tls: true, caFile: "ca.pem", insecure: true), "--insecure"),
             (BenchParameters(scenario: .fanout, workers: 2), "--workers"),
@@ -31,6 +34,8 @@ struct BenchOutputTests {
         #expect(throws: Never.self) { try BenchParameters(scenario: .fanout, against: "redis://127.0.0.1:6379").validate() }
         #expect(throws: Never.self) { try BenchParameters(scenario: .connect, workers: 2, tls: true, insecure: true).validate() }
         #expect(throws: Never.self) { try BenchParameters(scenario: .idle, workers: 4).validate() }
+        #expect(throws: Never.self) { try BenchParameters(scenario: .fanout, tls: true, against: "redis").validate() }
+        #expect(throws: Never.self) { try BenchParameters(scenario: .storm, restart: true).validate() }
     }
 
     @Test("the command refuses an unknown scenario and a bad flag with exit code 2")

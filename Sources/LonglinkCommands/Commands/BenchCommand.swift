@@ -17,7 +17,8 @@ public enum BenchCommand {
                      --payload P bytes; deliveries/s, publish→deliver latency percentiles, lost and duplicates
             orders   ride-hailing lifecycles on T orders with a rider and a driver subscribed to each
             churn    the fan-out while --churn-rate connections/s open and close; latency with and without
-            storm    S subscribers cut at once reconnect and resume; time to recover, lost (must be 0), duplicates
+            storm    S subscribers cut at once reconnect and resume; time to recover, lost (must be 0), duplicates;
+                     --restart kills bench's own gateway (SIGKILL, SQLite store) and restarts it on the same port
             idle     --connections N idle subscribed connections; server RSS per connection and idle CPU
             store    changes/s of the memory and SQLite stores (--messages changes)
             codec    frames/s of the protobuf codec and bytes per push against JSON (--messages iterations)
@@ -25,8 +26,12 @@ public enum BenchCommand {
             afterwards. --against redis://HOST:PORT runs the same fan-out through Redis pub/sub in the same
             invocation (alternating, --rounds times) and prints the ratio; --against redis starts a
             redis-server for the run. fanout --publish-server HOST:PORT sends the publisher to another node
-            than --server (both on one Redis store and broker): every record crosses nodes. Every run is bounded by --duration and --timeout; Ctrl-C prints what was
-            measured so far.
+            than --server (both on one Redis store and broker): every record crosses nodes.
+            --tls runs every network scenario over TLS (bench's own gateway gets a throwaway CA and certificate;
+            the Redis baseline stays plain TCP: hiredis 0.14 has no TLS). --source-addresses 8 (or
+            127.0.0.1-127.0.0.8, or a comma list) binds connection i to 127.0.0.(1 + i mod 8) before connecting,
+            falling over to the next address on EADDRNOTAVAIL, when one address runs out of ephemeral ports.
+            Every run is bounded by --duration and --timeout; Ctrl-C prints what was measured so far.
             """,
         options: specs,
         run: run
@@ -55,8 +60,19 @@ public enum BenchCommand {
         OptionSpec("window", default: "64", valueName: "N", help: "publishes in flight at most", configurable: false),
         OptionSpec("churn-rate", default: "200", valueName: "N", help: "churn: connections opened and closed per second", configurable: false),
         OptionSpec("rounds", default: "1", valueName: "N", help: "Longlink/Redis alternations with --against", configurable: false),
-        OptionSpec("restart", kind: .flag, help: "storm: restart the server instead of cutting clients", configurable: false),
-        OptionSpec("tls", kind: .flag, help: "connect: over TLS (own gateway: a throwaway CA and certificate)", configurable: false),
+        OptionSpec(
+            "restart",
+            kind: .flag,
+            help: "storm: SIGKILL and restart bench's own gateway (SQLite store) instead of cutting clients",
+            configurable: false
+        ),
+        OptionSpec("tls", kind: .flag, help: "connect over TLS (own gateway: a throwaway CA and certificate)", configurable: false),
+        OptionSpec(
+            "source-addresses",
+            valueName: "N|A-B|LIST",
+            help: "bind connection i to 127.0.0.(1 + i mod N) (or A-B, or a comma list); next one on EADDRNOTAVAIL",
+            configurable: false
+        ),
         OptionSpec("ca-file", valueName: "FILE", help: "--tls: trust only the CAs in this PEM file", configurable: false),
         OptionSpec("insecure", kind: .flag, help: "--tls without certificate checks (prints a warning)", configurable: false),
         OptionSpec("json", kind: .flag, help: "print the report as JSON", configurable: false),
@@ -109,6 +125,14 @@ public enum BenchCommand {
             guard let duration = try options.duration(option) else { return fallback }
             return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         }
+        var sources: [String] = []
+        if let text = options.string("source-addresses") {
+            do {
+                sources = try BenchParameters.parseSourceAddresses(text)
+            } catch {
+                throw CommandLineError(error.message)
+            }
+        }
         let parameters = BenchParameters(
             scenario: scenario,
             server: options.string("server"),
@@ -134,7 +158,8 @@ public enum BenchCommand {
             restart: options.flag("restart"),
             publishServer: options.string("publish-server"),
             caFile: options.string("ca-file"),
-            insecure: options.flag("insecure")
+            insecure: options.flag("insecure"),
+            sourceAddresses: sources
         )
         do {
             try parameters.validate()
