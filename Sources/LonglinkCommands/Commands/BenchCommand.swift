@@ -66,7 +66,7 @@ public enum BenchCommand {
             help: "storm: SIGKILL and restart bench's own gateway (SQLite store) instead of cutting clients",
             configurable: false
         ),
-        OptionSpec("tls", kind: .flag, help: "connect over TLS (own gateway: a throwaway CA and certificate)", configurable: false),
+        OptionSpec("tls", kind: .flag, help: "every connection over TLS (own gateway: a throwaway CA and certificate)", configurable: false),
         OptionSpec(
             "source-addresses",
             valueName: "N|A-B|LIST",
