@@ -3,39 +3,43 @@ import Testing
 
 @Suite("Memory store tables")
 struct MemoryTableTests {
-    @Test("the slot index agrees with a dictionary through 20,000 seeded inserts, updates and removals")
+    @Test("the slot index agrees with a dictionary through 20,000 seeded inserts, moves and removals")
     func slotIndexAgreesWithDictionary() {
         var generator = SeededGenerator(seed: 7)
         var index = OrderSlotIndex()
-        var reference: [OrderID: Int] = [:]
-        // A small id space so removals hit present ids and probe chains wrap and shift often.
+        // Slot i holds ids[i] while present; the reference maps each present id to its slot.
         let ids = (0..<600).map { OrderID("order-\($0)")! }
+        var reference: [OrderID: Int] = [:]
+        func lookup(_ id: OrderID) -> Int? { index.slot(of: id) { reference[id] == $0 } }
         for step in 0..<20_000 {
             let id = ids[Int.random(in: 0..<ids.count, using: &generator)]
-            if Int.random(in: 0..<3, using: &generator) == 0 {
-                index.remove(id)
+            switch (reference[id], Int.random(in: 0..<3, using: &generator)) {
+            case (nil, _):
+                index.insert(id, at: step)
+                reference[id] = step
+            case (let slot?, 0):
+                index.remove(id, at: slot)
                 reference[id] = nil
-            } else {
-                index.set(step, for: id)
+            case (let slot?, _):
+                index.move(id, from: slot, to: step)
                 reference[id] = step
             }
             if step % 997 == 0 {
-                for id in ids { #expect(index.slot(of: id) == reference[id]) }
+                for id in ids { #expect(lookup(id) == reference[id]) }
             }
         }
         #expect(index.count == reference.count)
-        for id in ids { #expect(index.slot(of: id) == reference[id]) }
-        #expect(Set(index.keys) == Set(reference.keys))
+        for id in ids { #expect(lookup(id) == reference[id]) }
     }
 
-    @Test("ids that differ only after their first 8 bytes, or by length, stay distinct")
-    func similarIDs() {
+    @Test("a hash match is confirmed by the caller: an id whose slot holds another order is not found")
+    func confirmation() {
         var index = OrderSlotIndex()
-        let ids = ["a", "a-", "abcdefgh", "abcdefgh1", "abcdefgh2", "abcdefghabcdefgh", "abcdefghabcdefgi"]
-            .map { OrderID($0)! }
-        for (slot, id) in ids.enumerated() { index.set(slot, for: id) }
-        for (slot, id) in ids.enumerated() { #expect(index.slot(of: id) == slot) }
-        #expect(index.slot(of: OrderID("abcdefgh3")!) == nil)
+        let id = OrderID("abcdefgh1")!
+        index.insert(id, at: 3)
+        #expect(index.slot(of: id) { $0 == 3 } == 3)
+        #expect(index.slot(of: id) { _ in false } == nil)
+        #expect(index.slot(of: OrderID("abcdefgh2")!) { _ in true } == nil)
     }
 
     @Test("expiring a seeded half of 2,000 orders keeps every other order's snapshot and history reachable")

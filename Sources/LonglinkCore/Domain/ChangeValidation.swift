@@ -66,7 +66,6 @@ public enum ChangeValidation {
         guard change.idempotencyKey.utf8.count <= maxIdempotencyKeyBytes else {
             throw .invalidField("idempotency key longer than \(maxIdempotencyKeyBytes) bytes")
         }
-        let record: OrderChangeRecord
         if let current {
             guard current.line == change.line, current.orderID == change.orderID else {
                 throw .conflict("snapshot of \(current.line)/\(current.orderID) given for \(change.route)")
@@ -85,25 +84,29 @@ public enum ChangeValidation {
                 )
             }
             try checkRequired(machine.requiredFields(atIndex: target), change)
-            let last = current.position.offset
-            let updated = current.updatedAtMillis
-            record = OrderChangeRecord(
-                orderID: change.orderID,
-                line: change.line,
-                fromState: currentState,
-                toState: change.targetState,
-                fields: change.fields,
-                position: StreamPosition(epoch: epoch, offset: last + 1),
-                timestampMillis: max(nowMillis, updated),
-                idempotencyKey: change.idempotencyKey
+            let cell = ValueBox(
+                OrderCell(
+                    orderID: change.orderID,
+                    line: change.line,
+                    fromState: currentState,
+                    toState: change.targetState,
+                    fields: change.fields,
+                    merged: current.fields.merging(change.fields),
+                    position: StreamPosition(epoch: epoch, offset: current.position.offset + 1),
+                    timestampMillis: max(nowMillis, current.updatedAtMillis),
+                    createdAtMillis: current.createdAtMillis,
+                    idempotencyKey: change.idempotencyKey,
+                    kind: .order
+                )
             )
-            return (Prepared(record: record, snapshot: current.applying(record)), target)
+            return (Prepared(record: OrderChangeRecord(cell: cell), snapshot: OrderSnapshot(cell: cell)), target)
         }
         guard target == machine.initialIndex else {
             throw .unknownOrder(change.line, change.orderID)
         }
         try checkRequired(machine.requiredFields(atIndex: target), change)
-        record = OrderChangeRecord(
+        // The first record's cell is also the new order's snapshot (merged fields = its fields).
+        let record = OrderChangeRecord(
             orderID: change.orderID,
             line: change.line,
             fromState: nil,
@@ -113,7 +116,7 @@ public enum ChangeValidation {
             timestampMillis: nowMillis,
             idempotencyKey: change.idempotencyKey
         )
-        return (Prepared(record: record, snapshot: OrderSnapshot(first: record)), target)
+        return (Prepared(record: record, snapshot: OrderSnapshot(cell: record.cell)), target)
     }
 
     /// Checks field validity: payload size, location range, driver id and cancellation reason lengths.

@@ -1,59 +1,49 @@
 /// An order as it is now: its current state, the merged fields and the position of its last record.
 ///
-/// Like `OrderChangeRecord`, a value over one shared immutable box: copies are one retain.
+/// Like `OrderChangeRecord`, a value over one shared immutable `OrderCell` (the cell of the order's last record
+/// when a store made it): copies are one retain.
 public struct OrderSnapshot: Hashable, Sendable {
-    /// The fields, stored once and shared by every copy.
-    struct Storage: Hashable, Sendable {
-        var orderID: OrderID
-        var line: BusinessLine
-        var state: OrderState
-        var fields: OrderFields
-        var position: StreamPosition
-        var createdAtMillis: UInt64
-        var updatedAtMillis: UInt64
-        var kind: RouteKind
-    }
-
-    private(set) var box: ValueBox<Storage>
+    /// The cell, shared by every copy.
+    private(set) var cell: ValueBox<OrderCell>
 
     /// The order.
     public var orderID: OrderID {
-        get { box.value.orderID }
+        get { cell.value.orderID }
         set { update { $0.orderID = newValue } }
     }
     /// Its business line.
     public var line: BusinessLine {
-        get { box.value.line }
+        get { cell.value.line }
         set { update { $0.line = newValue } }
     }
     /// Its current state.
     public var state: OrderState {
-        get { box.value.state }
-        set { update { $0.state = newValue } }
+        get { cell.value.toState }
+        set { update { $0.toState = newValue } }
     }
     /// All fields set so far, merged.
     public var fields: OrderFields {
-        get { box.value.fields }
-        set { update { $0.fields = newValue } }
+        get { cell.value.merged }
+        set { update { $0.merged = newValue } }
     }
     /// Position of the last record applied.
     public var position: StreamPosition {
-        get { box.value.position }
+        get { cell.value.position }
         set { update { $0.position = newValue } }
     }
     /// When the first record was accepted (ms since the Unix epoch).
     public var createdAtMillis: UInt64 {
-        get { box.value.createdAtMillis }
+        get { cell.value.createdAtMillis }
         set { update { $0.createdAtMillis = newValue } }
     }
     /// When the last record was accepted (ms since the Unix epoch).
     public var updatedAtMillis: UInt64 {
-        get { box.value.updatedAtMillis }
-        set { update { $0.updatedAtMillis = newValue } }
+        get { cell.value.timestampMillis }
+        set { update { $0.timestampMillis = newValue } }
     }
     /// The kind of route: `.order`, or `.config` for a feature toggle.
     public var kind: RouteKind {
-        get { box.value.kind }
+        get { cell.value.kind }
         set { update { $0.kind = newValue } }
     }
 
@@ -67,48 +57,71 @@ public struct OrderSnapshot: Hashable, Sendable {
         updatedAtMillis: UInt64,
         kind: RouteKind = .order
     ) {
-        box = ValueBox(
-            Storage(
+        cell = ValueBox(
+            OrderCell(
                 orderID: orderID,
                 line: line,
-                state: state,
+                fromState: nil,
+                toState: state,
                 fields: fields,
+                merged: fields,
                 position: position,
+                timestampMillis: updatedAtMillis,
                 createdAtMillis: createdAtMillis,
-                updatedAtMillis: updatedAtMillis,
+                idempotencyKey: "",
                 kind: kind
             )
         )
     }
 
-    private mutating func update(_ change: (inout Storage) -> Void) {
-        var value = box.value
+    /// A snapshot viewing `cell`.
+    init(cell: ValueBox<OrderCell>) { self.cell = cell }
+
+    private mutating func update(_ change: (inout OrderCell) -> Void) {
+        var value = cell.value
         change(&value)
-        box = ValueBox(value)
+        cell = ValueBox(value)
     }
 
     public static func == (lhs: OrderSnapshot, rhs: OrderSnapshot) -> Bool {
-        lhs.box === rhs.box || lhs.box.value == rhs.box.value
+        if lhs.cell === rhs.cell { return true }
+        let l = lhs.cell.value
+        let r = rhs.cell.value
+        return l.orderID == r.orderID && l.line == r.line && l.toState == r.toState && l.merged == r.merged && l.position == r.position && l.createdAtMillis == r.createdAtMillis && l.timestampMillis == r.timestampMillis && l.kind == r.kind
     }
-    public func hash(into hasher: inout Hasher) { hasher.combine(box.value) }
+
+    public func hash(into hasher: inout Hasher) {
+        let value = cell.value
+        hasher.combine(value.orderID)
+        hasher.combine(value.line)
+        hasher.combine(value.toState)
+        hasher.combine(value.merged)
+        hasher.combine(value.position)
+        hasher.combine(value.createdAtMillis)
+        hasher.combine(value.timestampMillis)
+        hasher.combine(value.kind)
+    }
 
     /// The route of this order (or toggle).
     public var route: Route { kind == .order ? .order(line, orderID) : .record(kind, line, orderID) }
 
     /// The snapshot after `record` is applied on top of it.
     public func applying(_ record: OrderChangeRecord) -> OrderSnapshot {
-        let change = record.box.value
+        let change = record.cell.value
         return OrderSnapshot(
-            box: ValueBox(
-                Storage(
-                    orderID: box.value.orderID,
-                    line: box.value.line,
-                    state: change.toState,
-                    fields: box.value.fields.merging(change.fields),
+            cell: ValueBox(
+                OrderCell(
+                    orderID: cell.value.orderID,
+                    line: cell.value.line,
+                    fromState: change.fromState,
+                    toState: change.toState,
+                    fields: change.fields,
+                    merged: cell.value.merged.merging(change.fields),
                     position: change.position,
-                    createdAtMillis: box.value.createdAtMillis,
-                    updatedAtMillis: change.timestampMillis,
-                    kind: box.value.kind
+                    timestampMillis: change.timestampMillis,
+                    createdAtMillis: cell.value.createdAtMillis,
+                    idempotencyKey: change.idempotencyKey,
+                    kind: cell.value.kind
                 )
             )
         )
@@ -116,20 +129,16 @@ public struct OrderSnapshot: Hashable, Sendable {
 
     /// The snapshot of a new order made by its first record.
     public init(first record: OrderChangeRecord) {
-        let first = record.box.value
-        box = ValueBox(
-            Storage(
-                orderID: first.orderID,
-                line: first.line,
-                state: first.toState,
-                fields: first.fields,
-                position: first.position,
-                createdAtMillis: first.timestampMillis,
-                updatedAtMillis: first.timestampMillis,
-                kind: first.kind
-            )
+        let first = record.cell.value
+        self.init(
+            orderID: first.orderID,
+            line: first.line,
+            state: first.toState,
+            fields: first.fields,
+            position: first.position,
+            createdAtMillis: first.timestampMillis,
+            updatedAtMillis: first.timestampMillis,
+            kind: first.kind
         )
     }
-
-    private init(box: ValueBox<Storage>) { self.box = box }
 }

@@ -22,8 +22,12 @@ struct MemoryLineTable {
 
     /// The order `id`, if present.
     func order(_ id: OrderID) -> MemoryOrder? {
-        guard let slot = slots.slot(of: id) else { return nil }
+        guard let slot = slot(of: id) else { return nil }
         return orders[slot]
+    }
+
+    private func slot(of id: OrderID) -> Int? {
+        slots.slot(of: id) { orders[$0].orderID == id }
     }
 
     /// Validates and records `change` (see `OrderStore.apply`): a replayed idempotency key returns the first
@@ -31,7 +35,7 @@ struct MemoryLineTable {
     mutating func apply(_ change: OrderChange, epoch: UInt32, nowMillis: UInt64, keeping: Int)
         throws(StoreError) -> AppliedChange
     {
-        if let slot = slots.slot(of: change.orderID) {
+        if let slot = slot(of: change.orderID) {
             let key = change.idempotencyKey
             if !key.isEmpty, let offset = orders[slot].keys[key], let first = orders[slot].record(at: offset) {
                 return AppliedChange(record: first, snapshot: orders[slot].snapshot, deduplicated: true)
@@ -55,7 +59,7 @@ struct MemoryLineTable {
             epoch: epoch,
             nowMillis: nowMillis
         )
-        slots.set(orders.count, for: change.orderID)
+        slots.insert(change.orderID, at: orders.count)
         orders.append(MemoryOrder(first: prepared.record, snapshot: prepared.snapshot, stateIndex: stateIndex))
         sortedIDs = nil
         return AppliedChange(record: prepared.record, snapshot: prepared.snapshot, deduplicated: false)
@@ -68,10 +72,10 @@ struct MemoryLineTable {
             stateIndex: machine.index(of: snapshot.state) ?? 0,
             history: history
         )
-        if let slot = slots.slot(of: snapshot.orderID) {
+        if let slot = slot(of: snapshot.orderID) {
             orders[slot] = order
         } else {
-            slots.set(orders.count, for: snapshot.orderID)
+            slots.insert(snapshot.orderID, at: orders.count)
             orders.append(order)
             sortedIDs = nil
         }
@@ -80,7 +84,7 @@ struct MemoryLineTable {
     /// Appends the snapshots of orders with ids after `after` (all when nil), in id order, until `result` holds
     /// `limit`.
     mutating func snapshots(after: OrderID?, limit: Int, into result: inout [OrderSnapshot]) {
-        let ids = sortedIDs ?? slots.keys.sorted()
+        let ids = sortedIDs ?? orders.map(\.orderID).sorted()
         sortedIDs = ids
         var low = 0
         if let after {
@@ -92,7 +96,7 @@ struct MemoryLineTable {
         }
         for id in ids[low...] {
             guard result.count < limit else { return }
-            if let slot = slots.slot(of: id) { result.append(orders[slot].snapshot) }
+            if let slot = slot(of: id) { result.append(orders[slot].snapshot) }
         }
     }
 
@@ -118,11 +122,11 @@ struct MemoryLineTable {
 
     /// Removes the order at `slot`, moving the last order into its place.
     private mutating func remove(at slot: Int) {
-        slots.remove(orders[slot].snapshot.orderID)
+        slots.remove(orders[slot].orderID, at: slot)
         let last = orders.count - 1
         if slot != last {
+            slots.move(orders[last].orderID, from: last, to: slot)
             orders.swapAt(slot, last)
-            slots.set(slot, for: orders[slot].snapshot.orderID)
         }
         orders.removeLast()
     }
@@ -159,6 +163,8 @@ struct MemoryOrder {
         }
     }
 
+    /// The order's id.
+    var orderID: OrderID { snapshot.cell.value.orderID }
     var history: [OrderChangeRecord] { Array(storage[head...]) }
     var firstOffset: UInt64? { head < storage.count ? storage[head].position.offset : nil }
 
