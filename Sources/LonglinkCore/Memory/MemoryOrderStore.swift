@@ -44,12 +44,16 @@ public final class MemoryOrderStore: OrderStore {
     public var orderCount: Int { tables.reduce(0) { $0 + $1.count } }
 
     public func apply(_ change: OrderChange) throws(StoreError) -> AppliedChange {
+        try apply(change, nowMillis: clock.nowMillis())
+    }
+
+    private func apply(_ change: OrderChange, nowMillis: UInt64) throws(StoreError) -> AppliedChange {
         guard !closed else { throw .closed }
         let index = try tableIndex(change.line)
         return try tables[index].apply(
             change,
             epoch: epoch,
-            nowMillis: clock.nowMillis(),
+            nowMillis: nowMillis,
             keeping: retention.maxRecordsPerOrder
         )
     }
@@ -57,12 +61,14 @@ public final class MemoryOrderStore: OrderStore {
     public func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>] {
         var results: [Result<AppliedChange, StoreError>] = []
         results.reserveCapacity(changes.count)
+        // A batch is stored at one instant: one clock read (timestamps still never go backwards per order).
+        let now = clock.nowMillis()
         // Through the buffer's pointer: each change is borrowed where it lies, not copied out of the array.
         changes.withUnsafeBufferPointer { changes in
             guard var change = changes.baseAddress else { return }
             for _ in 0..<changes.count {
                 do throws(StoreError) {
-                    results.append(.success(try apply(change.pointee)))
+                    results.append(.success(try apply(change.pointee, nowMillis: now)))
                 } catch {
                     results.append(.failure(error))
                 }
