@@ -9,6 +9,7 @@ final class SQLiteConnection {
 
     /// Opens (and creates when `create` is true) the database file at `path`.
     init(path: String, create: Bool = true) throws(SQLiteError) {
+        _ = Self.configured
         self.path = path
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
@@ -24,6 +25,10 @@ final class SQLiteConnection {
     }
 
     deinit { close() }
+
+    /// Process-wide SQLite settings, made once before the first open: no global memory statistics (a mutex
+    /// around every allocation; nothing here reads them).
+    private static let configured: Bool = CLonglinkSQLite_disable_memory_statistics() == SQLITE_OK
 
     /// Finalizes every statement of this connection and closes the handle, so the WAL is checkpointed and its
     /// files removed now rather than when the last `SQLiteStatement` is released; idempotent. Statements refuse

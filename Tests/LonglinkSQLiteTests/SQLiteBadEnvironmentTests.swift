@@ -139,6 +139,32 @@ struct SQLiteBadEnvironmentTests {
         try Self.expectStored(acknowledged, at: path)
     }
 
+    @Test("a write that fails in the middle of a batch refuses that change only; the others are stored")
+    func oneFailingWriteInABatch() throws {
+        let directory = TestDirectory()
+        let path = directory.file("one-fails.sqlite")
+        let store = try SQLiteOrderStore(path: path)
+        _ = try store.apply(OrderFixtures.change("warm", BuiltInLines.created))
+        let pages = try #require(try store.database.connection.scalarInt("PRAGMA page_count"))
+        // Room for small rows, not for 16 KiB of payload (four more 4 KiB pages and then some).
+        try store.database.setMaxPageCount(Int(pages) + 3)
+        let huge = OrderFields(payload: [UInt8](repeating: 7, count: OrderFields.maxPayloadBytes))
+        let results = store.applyBatch([
+            OrderFixtures.change("small-1", BuiltInLines.created),
+            OrderFixtures.change("huge", BuiltInLines.created, fields: huge),
+            OrderFixtures.change("small-2", BuiltInLines.created),
+        ])
+        #expect((try? results[0].get()) != nil)
+        #expect(SQLiteTesting.isStorage(SQLiteTesting.failure(results[1]), mentioning: "full"))
+        #expect((try? results[2].get()) != nil)
+        store.shutdown()
+        let reopened = try SQLiteOrderStore(path: path)
+        defer { reopened.shutdown() }
+        #expect(try reopened.snapshot(of: .taxi, OrderID("small-1")!) != nil)
+        #expect(try reopened.snapshot(of: .taxi, OrderID("huge")!) == nil)
+        #expect(try reopened.snapshot(of: .taxi, OrderID("small-2")!) != nil)
+    }
+
     /// Applies batches of orders with 8 KiB payloads until a batch fails with a storage error mentioning
     /// `expected`; checks every result of that batch is a storage error; returns how many were acknowledged.
     static func fill(_ store: SQLiteOrderStore, until expected: String) throws -> Int {

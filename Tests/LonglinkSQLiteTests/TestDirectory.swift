@@ -62,6 +62,11 @@ enum SQLiteTesting {
         OrderFixtures.storeError(body)
     }
 
+    /// The error of a failed result, or nil.
+    static func failure<T>(_ result: Result<T, StoreError>) -> StoreError? {
+        if case .failure(let error) = result { error } else { nil }
+    }
+
     /// Whether a `StoreError` is `.storage` and its text contains every fragment (case-insensitive).
     static func isStorage(_ error: StoreError?, mentioning fragments: String...) -> Bool {
         guard case .storage(let text, _) = error else { return false }

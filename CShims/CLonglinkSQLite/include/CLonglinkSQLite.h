@@ -26,3 +26,8 @@ static inline int CLonglinkSQLite_bind_text_static(sqlite3_stmt *stmt, int index
 // one integer option (e.g. SQLITE_DBCONFIG_DEFENSIVE, which forbids writes that can corrupt the file through SQL
 // such as `PRAGMA writable_schema`) and reports the value now in effect through `current`.
 int CLonglinkSQLite_db_config_int(sqlite3 *db, int option, int value, int *current);
+
+// sqlite3_config is variadic too. Called once before the first connection opens: turns off SQLite's global
+// memory statistics (SQLITE_CONFIG_MEMSTATUS), which otherwise take a process-wide mutex around every
+// allocation SQLite makes. Returns SQLITE_MISUSE when SQLite was already initialized (then nothing changes).
+int CLonglinkSQLite_disable_memory_statistics(void);

@@ -39,6 +39,26 @@ public enum ChangeValidation {
         nowMillis: UInt64
     ) throws(StoreError) -> Prepared {
         guard let machine = catalog.machine(for: change.line) else { throw .unknownLine(change.line.name) }
+        return try prepare(
+            change,
+            current: current,
+            currentStateIndex: nil,
+            machine: machine,
+            epoch: epoch,
+            nowMillis: nowMillis
+        ).prepared
+    }
+
+    /// `prepare(_:current:catalog:epoch:nowMillis:)` for a store that already holds the line's machine and the
+    /// index of the order's current state in it (nil: look it up); also returns the new state's index.
+    static func prepare(
+        _ change: OrderChange,
+        current: OrderSnapshot?,
+        currentStateIndex: Int?,
+        machine: StateMachine,
+        epoch: UInt32,
+        nowMillis: UInt64
+    ) throws(StoreError) -> (prepared: Prepared, stateIndex: Int) {
         guard let target = machine.index(of: change.targetState) else {
             throw .unknownState(line: change.line, state: change.targetState)
         }
@@ -46,58 +66,62 @@ public enum ChangeValidation {
         guard change.idempotencyKey.utf8.count <= maxIdempotencyKeyBytes else {
             throw .invalidField("idempotency key longer than \(maxIdempotencyKeyBytes) bytes")
         }
-        let record: OrderChangeRecord
-        let snapshot: OrderSnapshot
         if let current {
             guard current.line == change.line, current.orderID == change.orderID else {
                 throw .conflict("snapshot of \(current.line)/\(current.orderID) given for \(change.route)")
             }
-            guard let from = machine.index(of: current.state) else {
-                throw .unknownState(line: change.line, state: current.state)
+            let currentState = current.state
+            guard let from = currentStateIndex ?? machine.index(of: currentState) else {
+                throw .unknownState(line: change.line, state: currentState)
             }
             guard machine.allows(fromIndex: from, toIndex: target) else {
                 throw .illegalTransition(
                     line: change.line,
                     order: change.orderID,
-                    from: current.state,
+                    from: currentState,
                     to: change.targetState,
                     allowed: machine.allowedNext(fromIndex: from)
                 )
             }
             try checkRequired(machine.requiredFields(atIndex: target), change)
-            record = OrderChangeRecord(
-                orderID: change.orderID,
-                line: change.line,
-                fromState: current.state,
-                toState: change.targetState,
-                fields: change.fields,
-                position: StreamPosition(epoch: epoch, offset: current.position.offset + 1),
-                timestampMillis: max(nowMillis, current.updatedAtMillis),
-                idempotencyKey: change.idempotencyKey
+            let cell = ValueBox(
+                OrderCell(
+                    orderID: change.orderID,
+                    line: change.line,
+                    fromState: currentState,
+                    toState: change.targetState,
+                    fields: change.fields,
+                    merged: current.fields.merging(change.fields),
+                    position: StreamPosition(epoch: epoch, offset: current.position.offset + 1),
+                    timestampMillis: max(nowMillis, current.updatedAtMillis),
+                    createdAtMillis: current.createdAtMillis,
+                    idempotencyKey: change.idempotencyKey,
+                    kind: .order
+                )
             )
-            snapshot = current.applying(record)
-        } else {
-            guard target == machine.initialIndex else {
-                throw .unknownOrder(change.line, change.orderID)
-            }
-            try checkRequired(machine.requiredFields(atIndex: target), change)
-            record = OrderChangeRecord(
-                orderID: change.orderID,
-                line: change.line,
-                fromState: nil,
-                toState: change.targetState,
-                fields: change.fields,
-                position: StreamPosition(epoch: epoch, offset: 1),
-                timestampMillis: nowMillis,
-                idempotencyKey: change.idempotencyKey
-            )
-            snapshot = OrderSnapshot(first: record)
+            return (Prepared(record: OrderChangeRecord(cell: cell), snapshot: OrderSnapshot(cell: cell)), target)
         }
-        return Prepared(record: record, snapshot: snapshot)
+        guard target == machine.initialIndex else {
+            throw .unknownOrder(change.line, change.orderID)
+        }
+        try checkRequired(machine.requiredFields(atIndex: target), change)
+        // The first record's cell is also the new order's snapshot (merged fields = its fields).
+        let record = OrderChangeRecord(
+            orderID: change.orderID,
+            line: change.line,
+            fromState: nil,
+            toState: change.targetState,
+            fields: change.fields,
+            position: StreamPosition(epoch: epoch, offset: 1),
+            timestampMillis: nowMillis,
+            idempotencyKey: change.idempotencyKey
+        )
+        return (Prepared(record: record, snapshot: OrderSnapshot(cell: record.cell)), target)
     }
 
     /// Checks field validity: payload size, location range, driver id and cancellation reason lengths.
     public static func validateFields(_ fields: OrderFields) throws(StoreError) {
+        if fields.isEmpty { return }
         if fields.payload.count > OrderFields.maxPayloadBytes {
             throw .invalidField("payload of \(fields.payload.count) bytes exceeds \(OrderFields.maxPayloadBytes)")
         }
@@ -113,6 +137,7 @@ public enum ChangeValidation {
     }
 
     private static func checkRequired(_ required: [OrderFieldName], _ change: OrderChange) throws(StoreError) {
+        if required.isEmpty { return }
         for field in required where !field.isSet(in: change.fields) {
             throw .invalidField("'\(change.targetState)' of line \(change.line) requires \(field)")
         }

@@ -30,19 +30,51 @@ public struct GeoPoint: Hashable, Sendable, CustomStringConvertible {
 /// The fields of an order a rider or driver app shows, carried by a change and merged into the snapshot.
 ///
 /// In a change, `nil` means "unchanged". Merging (`merging(_:)`) overwrites only the fields a change sets.
+/// A value over one shared immutable box (none at all when no field is set), so records, snapshots and changes
+/// copy their fields with one retain.
 public struct OrderFields: Hashable, Sendable {
+    /// The values, shared by every copy; nil when no field is set.
+    struct Storage: Hashable, Sendable {
+        var driverID: String? = nil
+        var etaSeconds: UInt32? = nil
+        var location: GeoPoint? = nil
+        var cancellationReason: String? = nil
+        var payload: [UInt8] = []
+        var toggle: ToggleValue? = nil
+    }
+
+    private var box: ValueBox<Storage>?
+
     /// The assigned driver, once there is one.
-    public var driverID: String?
+    public var driverID: String? {
+        get { box?.value.driverID ?? nil }
+        set { update { $0.driverID = newValue } }
+    }
     /// Estimated seconds until the next milestone (pick-up or arrival).
-    public var etaSeconds: UInt32?
+    public var etaSeconds: UInt32? {
+        get { box?.value.etaSeconds ?? nil }
+        set { update { $0.etaSeconds = newValue } }
+    }
     /// The driver's (or the order's) current location.
-    public var location: GeoPoint?
+    public var location: GeoPoint? {
+        get { box?.value.location ?? nil }
+        set { update { $0.location = newValue } }
+    }
     /// Why the order was cancelled or timed out.
-    public var cancellationReason: String?
+    public var cancellationReason: String? {
+        get { box?.value.cancellationReason ?? nil }
+        set { update { $0.cancellationReason = newValue } }
+    }
     /// Opaque application bytes (at most `maxPayloadBytes`), pushed unchanged; empty when unused.
-    public var payload: [UInt8]
+    public var payload: [UInt8] {
+        get { box?.value.payload ?? [] }
+        set { update { $0.payload = newValue } }
+    }
     /// A feature toggle's value (records on `config://` routes only).
-    public var toggle: ToggleValue?
+    public var toggle: ToggleValue? {
+        get { box?.value.toggle ?? nil }
+        set { update { $0.toggle = newValue } }
+    }
 
     /// The largest payload a change may carry.
     public static let maxPayloadBytes = 16 * 1024
@@ -55,26 +87,49 @@ public struct OrderFields: Hashable, Sendable {
         payload: [UInt8] = [],
         toggle: ToggleValue? = nil
     ) {
-        self.toggle = toggle
-        self.driverID = driverID
-        self.etaSeconds = etaSeconds
-        self.location = location
-        self.cancellationReason = cancellationReason
-        self.payload = payload
+        let storage = Storage(
+            driverID: driverID,
+            etaSeconds: etaSeconds,
+            location: location,
+            cancellationReason: cancellationReason,
+            payload: payload,
+            toggle: toggle
+        )
+        box = storage == Storage() ? nil : ValueBox(storage)
     }
 
     /// No field set.
     public static let none = OrderFields()
 
+    /// Whether no field is set.
+    public var isEmpty: Bool { box == nil }
+
+    private mutating func update(_ change: (inout Storage) -> Void) {
+        var value = box?.value ?? Storage()
+        change(&value)
+        box = value == Storage() ? nil : ValueBox(value)
+    }
+
+    public static func == (lhs: OrderFields, rhs: OrderFields) -> Bool {
+        if lhs.box === rhs.box { return true }
+        guard let left = lhs.box, let right = rhs.box else { return false }
+        return left.value == right.value
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(box?.value ?? Storage()) }
+
     /// These fields with every field `change` sets written over them.
     public func merging(_ change: OrderFields) -> OrderFields {
-        OrderFields(
-            driverID: change.driverID ?? driverID,
-            etaSeconds: change.etaSeconds ?? etaSeconds,
-            location: change.location ?? location,
-            cancellationReason: change.cancellationReason ?? cancellationReason,
-            payload: change.payload.isEmpty ? payload : change.payload,
-            toggle: change.toggle ?? toggle
-        )
+        guard let set = change.box else { return self }
+        guard let current = box else { return change }
+        var merged = current.value
+        if let driverID = set.value.driverID { merged.driverID = driverID }
+        if let etaSeconds = set.value.etaSeconds { merged.etaSeconds = etaSeconds }
+        if let location = set.value.location { merged.location = location }
+        if let reason = set.value.cancellationReason { merged.cancellationReason = reason }
+        if !set.value.payload.isEmpty { merged.payload = set.value.payload }
+        if let toggle = set.value.toggle { merged.toggle = toggle }
+        var result = OrderFields.none
+        result.box = ValueBox(merged)
+        return result
     }
 }

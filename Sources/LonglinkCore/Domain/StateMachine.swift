@@ -68,6 +68,8 @@ private final class Tables: Sendable {
     let line: BusinessLine
     let definition: StateMachineDefinition
     let states: [OrderState]
+    /// Each state's name hash, scanned before comparing names.
+    let stateHashes: [UInt64]
     let initialIndex: Int
     /// Used instead of a linear scan when there are many states.
     let indexes: [OrderState: Int]
@@ -128,6 +130,7 @@ private final class Tables: Sendable {
         self.line = line
         self.definition = definition
         self.states = definition.states.map { OrderState($0.name) }
+        self.stateHashes = states.map(\.nameHash)
         self.initialIndex = initialIndex
         self.indexes = indexes
         self.exits = exits
@@ -136,11 +139,11 @@ private final class Tables: Sendable {
         self.required = definition.states.map(\.requires)
     }
 
-    /// A state's index: a linear scan for small machines (state names up to 15 bytes compare as two words,
-    /// cheaper than hashing), the dictionary for large ones.
+    /// A state's index: a scan of the name hashes for small machines, the dictionary for large ones.
     func index(of state: OrderState) -> Int? {
         if states.count > 24 { return indexes[state] }
-        for i in states.indices where states[i] == state { return i }
+        let hash = state.nameHash
+        for i in stateHashes.indices where stateHashes[i] == hash && states[i].name == state.name { return i }
         return nil
     }
 
