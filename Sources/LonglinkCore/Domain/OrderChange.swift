@@ -18,28 +18,28 @@ public struct OrderChange: Hashable, Sendable {
     /// The order to change (created by its first change, which must target the line's initial state).
     public var orderID: OrderID {
         get { box.value.orderID }
-        set { update { $0.orderID = newValue } }
+        set { ValueBox.update(&box) { $0.orderID = newValue } }
     }
     /// The order's business line.
     public var line: BusinessLine {
         get { box.value.line }
-        set { update { $0.line = newValue } }
+        set { ValueBox.update(&box) { $0.line = newValue } }
     }
     /// The state the order should move to.
     public var targetState: OrderState {
         get { box.value.targetState }
-        set { update { $0.targetState = newValue } }
+        set { ValueBox.update(&box) { $0.targetState = newValue } }
     }
     /// Fields to set with the change.
     public var fields: OrderFields {
         get { box.value.fields }
-        set { update { $0.fields = newValue } }
+        set { ValueBox.update(&box) { $0.fields = newValue } }
     }
     /// A key chosen by the publisher; applying the same key twice returns the first result and stores nothing new.
     /// Empty means "not idempotent".
     public var idempotencyKey: String {
         get { box.value.idempotencyKey }
-        set { update { $0.idempotencyKey = newValue } }
+        set { ValueBox.update(&box) { $0.idempotencyKey = newValue } }
     }
 
     public init(
@@ -58,12 +58,6 @@ public struct OrderChange: Hashable, Sendable {
                 idempotencyKey: idempotencyKey
             )
         )
-    }
-
-    private mutating func update(_ change: (inout Storage) -> Void) {
-        var value = box.value
-        change(&value)
-        box = ValueBox(value)
     }
 
     public static func == (lhs: OrderChange, rhs: OrderChange) -> Bool {

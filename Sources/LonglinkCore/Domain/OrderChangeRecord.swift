@@ -11,48 +11,48 @@ public struct OrderChangeRecord: Hashable, Sendable {
     /// The order that changed.
     public var orderID: OrderID {
         get { cell.value.orderID }
-        set { update { $0.orderID = newValue } }
+        set { ValueBox.update(&cell) { $0.orderID = newValue } }
     }
     /// Its business line.
     public var line: BusinessLine {
         get { cell.value.line }
-        set { update { $0.line = newValue } }
+        set { ValueBox.update(&cell) { $0.line = newValue } }
     }
     /// The state before the change; nil for the order's first record.
     public var fromState: OrderState? {
         get { cell.value.fromState }
-        set { update { $0.fromState = newValue } }
+        set { ValueBox.update(&cell) { $0.fromState = newValue } }
     }
     /// The state after the change.
     public var toState: OrderState {
         get { cell.value.toState }
-        set { update { $0.toState = newValue } }
+        set { ValueBox.update(&cell) { $0.toState = newValue } }
     }
     /// The fields set by this change (not merged; the snapshot holds the merged view).
     public var fields: OrderFields {
         get { cell.value.fields }
-        set { update { $0.fields = newValue } }
+        set { ValueBox.update(&cell) { $0.fields = newValue } }
     }
     /// Position in the order's history.
     public var position: StreamPosition {
         get { cell.value.position }
-        set { update { $0.position = newValue } }
+        set { ValueBox.update(&cell) { $0.position = newValue } }
     }
     /// When the Store accepted the change, in milliseconds since the Unix epoch.
     public var timestampMillis: UInt64 {
         get { cell.value.timestampMillis }
-        set { update { $0.timestampMillis = newValue } }
+        set { ValueBox.update(&cell) { $0.timestampMillis = newValue } }
     }
     /// The publisher's idempotency key (empty when none). Kept by stores, not pushed to subscribers.
     public var idempotencyKey: String {
         get { cell.value.idempotencyKey }
-        set { update { $0.idempotencyKey = newValue } }
+        set { ValueBox.update(&cell) { $0.idempotencyKey = newValue } }
     }
     /// The kind of route the record is on: `.order`, or `.config` for a feature toggle (whose app is `line` and
     /// name `orderID`).
     public var kind: RouteKind {
         get { cell.value.kind }
-        set { update { $0.kind = newValue } }
+        set { ValueBox.update(&cell) { $0.kind = newValue } }
     }
 
     public init(
@@ -85,12 +85,6 @@ public struct OrderChangeRecord: Hashable, Sendable {
 
     /// A record viewing `cell`.
     init(cell: ValueBox<OrderCell>) { self.cell = cell }
-
-    private mutating func update(_ change: (inout OrderCell) -> Void) {
-        var value = cell.value
-        change(&value)
-        cell = ValueBox(value)
-    }
 
     public static func == (lhs: OrderChangeRecord, rhs: OrderChangeRecord) -> Bool {
         if lhs.cell === rhs.cell { return true }

@@ -9,42 +9,42 @@ public struct OrderSnapshot: Hashable, Sendable {
     /// The order.
     public var orderID: OrderID {
         get { cell.value.orderID }
-        set { update { $0.orderID = newValue } }
+        set { ValueBox.update(&cell) { $0.orderID = newValue } }
     }
     /// Its business line.
     public var line: BusinessLine {
         get { cell.value.line }
-        set { update { $0.line = newValue } }
+        set { ValueBox.update(&cell) { $0.line = newValue } }
     }
     /// Its current state.
     public var state: OrderState {
         get { cell.value.toState }
-        set { update { $0.toState = newValue } }
+        set { ValueBox.update(&cell) { $0.toState = newValue } }
     }
     /// All fields set so far, merged.
     public var fields: OrderFields {
         get { cell.value.merged }
-        set { update { $0.merged = newValue } }
+        set { ValueBox.update(&cell) { $0.merged = newValue } }
     }
     /// Position of the last record applied.
     public var position: StreamPosition {
         get { cell.value.position }
-        set { update { $0.position = newValue } }
+        set { ValueBox.update(&cell) { $0.position = newValue } }
     }
     /// When the first record was accepted (ms since the Unix epoch).
     public var createdAtMillis: UInt64 {
         get { cell.value.createdAtMillis }
-        set { update { $0.createdAtMillis = newValue } }
+        set { ValueBox.update(&cell) { $0.createdAtMillis = newValue } }
     }
     /// When the last record was accepted (ms since the Unix epoch).
     public var updatedAtMillis: UInt64 {
         get { cell.value.timestampMillis }
-        set { update { $0.timestampMillis = newValue } }
+        set { ValueBox.update(&cell) { $0.timestampMillis = newValue } }
     }
     /// The kind of route: `.order`, or `.config` for a feature toggle.
     public var kind: RouteKind {
         get { cell.value.kind }
-        set { update { $0.kind = newValue } }
+        set { ValueBox.update(&cell) { $0.kind = newValue } }
     }
 
     public init(
@@ -76,12 +76,6 @@ public struct OrderSnapshot: Hashable, Sendable {
 
     /// A snapshot viewing `cell`.
     init(cell: ValueBox<OrderCell>) { self.cell = cell }
-
-    private mutating func update(_ change: (inout OrderCell) -> Void) {
-        var value = cell.value
-        change(&value)
-        cell = ValueBox(value)
-    }
 
     public static func == (lhs: OrderSnapshot, rhs: OrderSnapshot) -> Bool {
         if lhs.cell === rhs.cell { return true }

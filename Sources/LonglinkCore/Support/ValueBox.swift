@@ -3,3 +3,12 @@ final class ValueBox<Value: Sendable>: Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
+
+extension ValueBox {
+    /// Replaces `box` with a new box holding its value changed by `change` (the old box may be shared).
+    static func update(_ box: inout ValueBox<Value>, _ change: (inout Value) -> Void) {
+        var value = box.value
+        change(&value)
+        box = ValueBox(value)
+    }
+}
