@@ -76,6 +76,9 @@ struct FanoutRunner {
     var background: (start: @Sendable () -> Void, stop: @Sendable () -> Void)?
     /// Called about every 50 ms while publishing, with the seconds since publishing began (storm cuts clients).
     var duringPublishing: (@Sendable (_ elapsed: Double, _ counters: BenchCounters) -> Void)?
+    /// A further condition the drain waits for (up to the whole timeout, not only 15 s), with `duringPublishing`
+    /// still called meanwhile: storm waits so for every client to be back after a slow recovery.
+    var drainUntil: (@Sendable (_ counters: BenchCounters) -> Bool)?
     /// Extra figures computed at the end of the run.
     var extraFigures: (@Sendable (_ counters: BenchCounters) -> [Figure])?
     /// Whether Longlink subscribers and the publisher reconnect by themselves when the server goes away, resuming
@@ -171,9 +174,13 @@ struct FanoutRunner {
         background?.stop()
 
         // 4. Drain: wait for the deliveries the acknowledged publishes should cause.
-        control.wait(timeout: min(timeout, .seconds(15))) {
+        let drainUntil = self.drainUntil
+        let duringPublishing = self.duringPublishing
+        control.wait(timeout: drainUntil == nil ? min(timeout, .seconds(15)) : timeout) {
             sampler.sampleIfDue()
-            return counters.deliveries.value + counters.coveredBySnapshot.value >= counters.expected.value
+            duringPublishing?(seconds(from: flags.publishStartedAt.load(ordering: .relaxed), to: MonotonicClock.nanoseconds()), counters)
+            let delivered = counters.deliveries.value + counters.coveredBySnapshot.value >= counters.expected.value
+            return delivered && (drainUntil?(counters) ?? true)
         }
         let statsAfter = serverPID.flatMap { ProcessStats.read(pid: $0) }
         sampler.sample()

@@ -59,6 +59,8 @@ enum StormScenario {
                 state.recoveredAt.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
             }
         }
+        // A slow recovery (thousands of TLS handshakes) may outlast publishing: the drain waits for it too.
+        runner.drainUntil = { _ in state.cutAt.load(ordering: .relaxed) == 0 || state.recoveredAt.load(ordering: .relaxed) != 0 }
         runner.extraFigures = { counters in
             let cut = state.cutAt.load(ordering: .relaxed)
             let recovered = state.recoveredAt.load(ordering: .relaxed)
