@@ -201,7 +201,10 @@ public final class RunningGateway: Sendable {
                 observers: observers,
                 configuration: StoreWriter.Configuration(
                     logger: logger.labeled("store"),
-                    committed: committed
+                    committed: committed,
+                    // A memory commit is short and never blocks: the loop that read the publishes commits them
+                    // itself before it sleeps, and no thread has to wake in between.
+                    commitsOnCaller: primary == .memory && shadow == nil
                 )
             ) { () throws(StoreError) -> any OrderStore in
                 let store = try StoreFactory.open(

@@ -46,8 +46,17 @@ final class GatewayShared: Sendable {
     }
 }
 
-/// Receives stored records from the broker (on the broker's thread), encodes each push once, and hands the
-/// same bytes to every loop, which queue them for their subscribers.
+/// One record ready for the loops: its route (built once), the record (offsets and the slow-consumer policy need it)
+/// and its push frame, encoded once and shared by every subscriber's outbound queue.
+struct EncodedPush: Sendable {
+    let route: Route
+    let record: OrderChangeRecord
+    let bytes: [UInt8]
+}
+
+/// Receives stored records from the broker (on the broker's thread, or the thread that committed them), encodes
+/// each push once, and hands each loop ONE job per batch holding the same bytes for every loop, which queue them
+/// for their subscribers.
 final class GatewayDelivery: BrokerDelivery {
     private let shared: GatewayShared
     private let scratch = Mutex(ByteBuffer(capacity: 1024))
@@ -55,25 +64,38 @@ final class GatewayDelivery: BrokerDelivery {
     init(shared: GatewayShared) { self.shared = shared }
 
     func brokerDidDeliver(_ record: OrderChangeRecord) {
-        let route = record.route
-        let bytes: [UInt8]? = scratch.withLock { buffer in
-            buffer.clear()
-            do {
-                try shared.codec.encode(.push(Push(route: route, record: record)), into: &buffer)
-            } catch {
-                return nil
-            }
-            return buffer.readableArray
-        }
-        guard let bytes else {
-            shared.logger.error("could not encode a push", [("route", route.text)])
-            return
-        }
+        brokerDidDeliver(contentsOf: [record])
+    }
+
+    func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
+        let pushes = encode(records)
+        guard !pushes.isEmpty else { return }
         for loop in shared.loops.withLock({ $0 }) {
-            loop.execute { context in
-                context.attachment(LoopGateway.self)?.deliver(record, on: route, bytes: bytes)
-            }
+            loop.execute { context in context.attachment(LoopGateway.self)?.deliver(pushes) }
         }
+    }
+
+    /// Encodes every record's push once (records that cannot be encoded are logged and skipped).
+    private func encode(_ records: [OrderChangeRecord]) -> [EncodedPush] {
+        var failed: [Route] = []
+        let pushes = scratch.withLock { buffer -> [EncodedPush] in
+            var pushes: [EncodedPush] = []
+            pushes.reserveCapacity(records.count)
+            for record in records {
+                let route = record.route
+                buffer.clear()
+                do {
+                    try shared.codec.encode(.push(Push(route: route, record: record)), into: &buffer)
+                } catch {
+                    failed.append(route)
+                    continue
+                }
+                pushes.append(EncodedPush(route: route, record: record, bytes: buffer.readableArray))
+            }
+            return pushes
+        }
+        for route in failed { shared.logger.error("could not encode a push", [("route", route.text)]) }
+        return pushes
     }
 
     func brokerMayHaveMissed(_ routes: [Route]) {

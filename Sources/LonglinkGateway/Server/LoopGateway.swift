@@ -23,6 +23,8 @@ final class LoopGateway {
     private var encodeScratch = ByteBuffer(capacity: 4096)
     private var nextSerial: UInt64 = 1
     private var draining = false
+    /// Store requests were queued this iteration (they are committed together before the loop sleeps).
+    private var storeWorkQueued = false
     /// Monotonic milliseconds sampled per loop iteration.
     var nowMillis: UInt64 { context.now / 1_000_000 }
     /// Wall-clock milliseconds (token expiry compares with it).
@@ -40,6 +42,7 @@ final class LoopGateway {
         self.handshakeTokens = max(1, shared.configuration.admission.handshakesPerIteration)
         context.attach(self)
         context.addBeforeSleep { [unowned self] in
+            self.commitStoreWork()
             self.flushPending()
             self.refillHandshakeBudget()
         }
@@ -145,6 +148,14 @@ final class LoopGateway {
 
     // MARK: Writing
 
+    /// Before sleeping: commits the publishes and subscribe reads this iteration queued, as one batch (on this
+    /// thread when the store allows it; their results come back through the inbox).
+    private func commitStoreWork() {
+        guard storeWorkQueued else { return }
+        storeWorkQueued = false
+        shared.store.commitQueued()
+    }
+
     func scheduleFlush(_ connection: Connection) {
         guard !connection.flushScheduled else { return }
         connection.flushScheduled = true
@@ -173,20 +184,27 @@ final class LoopGateway {
 
     // MARK: Fan-out
 
-    /// A stored record for this loop's subscribers: the same bytes go to every one of them.
-    func deliver(_ record: OrderChangeRecord, on route: Route, bytes: [UInt8]) {
-        var pushed = 0
-        let subscribers = hub.forEachSubscriber(of: route) { connection in
-            if connection.deliver(record, on: route, sharedBytes: bytes) { pushed += 1 }
-        }
-        guard subscribers > 0 else { return }
+    /// A batch of stored records for this loop's subscribers, in commit order: each record's shared bytes go to
+    /// every one of its subscribers here (one hub lookup per record), and the counters are added once per batch.
+    func deliver(_ pushes: [EncodedPush]) {
+        let counters = shared.counters
         let now = wallMillis
-        shared.counters.publishDeliverLatency.observe(
-            now > record.timestampMillis ? (now - record.timestampMillis) * 1_000_000 : 0
-        )
+        var pushed = 0
+        var pushedBytes = 0
+        for push in pushes {
+            var count = 0
+            let subscribers = hub.forEachSubscriber(of: push.route) { connection in
+                if connection.deliver(push.record, on: push.route, sharedBytes: push.bytes) { count += 1 }
+            }
+            guard subscribers > 0 else { continue }
+            let stamp = push.record.timestampMillis
+            counters.publishDeliverLatency.observe(now > stamp ? (now - stamp) * 1_000_000 : 0)
+            pushed += count
+            pushedBytes += count * push.bytes.count
+        }
         if pushed > 0 {
-            shared.counters.pushes.add(pushed, ordering: .relaxed)
-            shared.counters.pushedBytes.add(pushed * bytes.count, ordering: .relaxed)
+            counters.pushes.add(pushed, ordering: .relaxed)
+            counters.pushedBytes.add(pushedBytes, ordering: .relaxed)
         }
     }
 
@@ -224,18 +242,22 @@ final class LoopGateway {
         let shared = self.shared
         // A networked broker (Redis) confirms the subscription asynchronously: read the snapshot only then, so a
         // record published meanwhile on another node is either in the snapshot or pushed after it.
+        // On this loop (an in-process broker answers at once) the read is queued and committed before the loop
+        // sleeps, with this iteration's other store requests.
         shared.broker.whenSubscribed([route]) {
-            shared.store.readForSubscribe(
-                line,
-                order,
-                since: since,
-                limit: shared.configuration.peer.maxRecoveredRecords + 1
-            ) { result in
+            let completion: @Sendable (Result<SubscribeRead, StoreError>) -> Void = { result in
                 loop.execute { context in
                     context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
                 }
             }
+            let limit = shared.configuration.peer.maxRecoveredRecords + 1
+            if loop.inEventLoop {
+                shared.store.readForSubscribeQueued(line, order, since: since, limit: limit, completion: completion)
+            } else {
+                shared.store.readForSubscribe(line, order, since: since, limit: limit, completion: completion)
+            }
         }
+        storeWorkQueued = true
     }
 
     /// The broker may have missed records of `routes` (it lost its backend and resubscribed): their subscribers
@@ -287,7 +309,8 @@ final class LoopGateway {
         let connectionID = connection.id
         let shared = self.shared
         let started = MonotonicClock.nanoseconds()
-        shared.store.apply(change) { result in
+        storeWorkQueued = true
+        shared.store.applyQueued(change) { result in
             shared.counters.storeApplyLatency.observe(MonotonicClock.nanoseconds() &- started)
             switch result {
             case .success(let applied):
