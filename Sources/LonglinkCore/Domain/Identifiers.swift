@@ -11,6 +11,9 @@ public struct OrderID: Hashable, Sendable, Comparable, CustomStringConvertible {
         self.rawValue = rawValue
     }
 
+    /// An id already known to be valid (a part of a `Route`, which validated it).
+    init(validated rawValue: String) { self.rawValue = rawValue }
+
     public var description: String { rawValue }
     public static func < (lhs: OrderID, rhs: OrderID) -> Bool { lhs.rawValue < rhs.rawValue }
 }
@@ -27,6 +30,9 @@ public struct BusinessLine: Hashable, Sendable, Comparable, CustomStringConverti
         guard Identifier.isValid(name, maxLength: 32, lowercaseOnly: true) else { return nil }
         self.name = name
     }
+
+    /// A name already known to be valid (a part of a `Route`, which validated it).
+    init(validated name: String) { self.name = name }
 
     public var description: String { name }
     public static func < (lhs: BusinessLine, rhs: BusinessLine) -> Bool { lhs.name < rhs.name }

@@ -96,17 +96,17 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// For a route that carries records (`order://` and `config://`), its namespace and key as the record's line
     /// and id: a feature toggle travels as a record whose "line" is its app and "order id" its name.
+    /// Every route's parts were validated when it was made (parsed, or built from a valid line and id), so they
+    /// are not validated again here (the push encoder asks this once per record).
     public var recordKey: (line: BusinessLine, id: OrderID)? {
-        guard hasKind(.order) || hasKind(.config), let line = BusinessLine(namespace), let id = OrderID(key) else {
-            return nil
-        }
-        return (line, id)
+        guard hasKind(.order) || hasKind(.config) else { return nil }
+        return (BusinessLine(validated: namespace), OrderID(validated: key))
     }
 
     /// For an `order://` route, its business line and order id.
     public var order: (line: BusinessLine, id: OrderID)? {
-        guard hasKind(.order), let line = BusinessLine(namespace), let id = OrderID(key) else { return nil }
-        return (line, id)
+        guard hasKind(.order) else { return nil }
+        return (BusinessLine(validated: namespace), OrderID(validated: key))
     }
 
     public var description: String { text }

@@ -46,20 +46,13 @@ final class GatewayShared: Sendable {
     }
 }
 
-/// One record ready for the loops: its route (built once), the record (offsets and the slow-consumer policy need it)
-/// and its push frame, encoded once and shared by every subscriber's outbound queue.
-struct EncodedPush: Sendable {
-    let route: Route
-    let record: OrderChangeRecord
-    let bytes: [UInt8]
-}
-
-/// Receives stored records from the broker (on the broker's thread, or the thread that committed them), encodes
-/// each push once, and hands each loop ONE job per batch holding the same bytes for every loop, which queue them
-/// for their subscribers.
+/// Receives stored records from the broker (on the broker's thread, or the thread that committed them) and hands
+/// each loop ONE job per batch. Each loop encodes a record's push once, when the record's first subscriber on that
+/// loop takes it, and queues the same bytes for all of them: the encoding is spread over the loops that have
+/// subscribers instead of weighing on the committing thread, and a record nobody on a loop wants costs that loop a
+/// hub lookup only.
 final class GatewayDelivery: BrokerDelivery {
     private let shared: GatewayShared
-    private let scratch = Mutex(ByteBuffer(capacity: 1024))
 
     init(shared: GatewayShared) { self.shared = shared }
 
@@ -68,34 +61,10 @@ final class GatewayDelivery: BrokerDelivery {
     }
 
     func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
-        let pushes = encode(records)
-        guard !pushes.isEmpty else { return }
+        guard !records.isEmpty else { return }
         for loop in shared.loops.withLock({ $0 }) {
-            loop.execute { context in context.attachment(LoopGateway.self)?.deliver(pushes) }
+            loop.execute { context in context.attachment(LoopGateway.self)?.deliver(records) }
         }
-    }
-
-    /// Encodes every record's push once (records that cannot be encoded are logged and skipped).
-    private func encode(_ records: [OrderChangeRecord]) -> [EncodedPush] {
-        var failed: [Route] = []
-        let pushes = scratch.withLock { buffer -> [EncodedPush] in
-            var pushes: [EncodedPush] = []
-            pushes.reserveCapacity(records.count)
-            for record in records {
-                let route = record.route
-                buffer.clear()
-                do {
-                    try shared.codec.encode(.push(Push(route: route, record: record)), into: &buffer)
-                } catch {
-                    failed.append(route)
-                    continue
-                }
-                pushes.append(EncodedPush(route: route, record: record, bytes: buffer.readableArray))
-            }
-            return pushes
-        }
-        for route in failed { shared.logger.error("could not encode a push", [("route", route.text)]) }
-        return pushes
     }
 
     func brokerMayHaveMissed(_ routes: [Route]) {
