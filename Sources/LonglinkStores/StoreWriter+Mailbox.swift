@@ -34,6 +34,9 @@ final class Mailbox: Sendable {
     /// Batches a `commitQueued()` caller drains before handing what is left to the writer thread, so a loop that
     /// commits for everyone is not kept from its own sockets for long.
     static let callerRounds = 4
+    /// A `commitQueued()` caller commits at most this many queued requests itself; a bigger queue means the caller
+    /// is loaded, and the writer thread commits it on another core instead.
+    static let callerBatchLimit = 16
 
     let configuration: StoreWriter.Configuration
     let observers: ObserverRegistry?
@@ -79,12 +82,18 @@ final class Mailbox: Sendable {
     /// draining; that one then takes these requests too), otherwise by waking the writer thread.
     func commitQueued() {
         if configuration.commitsOnCaller {
-            let claimed = state.withLock { state -> Bool in
-                guard !state.processing, !state.queue.isEmpty else { return false }
+            let (claimed, signal) = state.withLock { state -> (Bool, Bool) in
+                guard !state.processing, !state.queue.isEmpty else { return (false, false) }
+                if state.queue.count > Self.callerBatchLimit && state.sleeping {
+                    // A big batch: the caller is busy; the writer thread commits it in parallel.
+                    state.sleeping = false
+                    return (false, true)
+                }
                 state.processing = true
-                return true
+                return (true, false)
             }
             if claimed { drain(rounds: Self.callerRounds) }
+            if signal { wake.signal() }
         } else {
             let signal = state.withLock { state -> Bool in
                 guard state.sleeping, !state.processing, !state.queue.isEmpty else { return false }

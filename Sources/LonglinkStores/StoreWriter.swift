@@ -18,10 +18,12 @@ import Synchronization
 ///
 /// Queued requests (`deferred: true`) wait for `commitQueued()`, so a caller that makes many requests in a row (a
 /// gateway loop, once per iteration) wakes the writer once. With `Configuration.commitsOnCaller` (for a store whose
-/// commit is short and never blocks: the memory store), `commitQueued()` commits on the calling thread instead,
-/// unless another thread is committing at that moment (which then commits these requests too): no thread hop at
-/// all. Completions, the committed hook and read bodies then run on that thread; the store is still used by one
-/// thread at a time, and batches still commit in queue order.
+/// commit is short and never blocks: the memory store), `commitQueued()` commits a small batch (up to 16 requests)
+/// on the calling thread instead, unless another thread is committing at that moment (which then commits these
+/// requests too): no thread hop at all, which is what a lightly loaded gateway's latency wants. A bigger batch means
+/// the caller is loaded, and the writer thread commits it on another core. Completions, the committed hook and read
+/// bodies run on whichever thread commits; the store is still used by one thread at a time, and batches still
+/// commit in queue order.
 public final class StoreWriter: Sendable {
     /// Tuning for the writer.
     public struct Configuration: Sendable {
@@ -37,8 +39,9 @@ public final class StoreWriter: Sendable {
         /// the batch is durable and before the completions and observers: the broker's path, which must never drop
         /// a record and should not pay a thread hop. It must not block.
         public var committed: (@Sendable ([OrderChangeRecord]) -> Void)?
-        /// Whether `commitQueued()` commits on the calling thread (when no other thread is committing) instead of
-        /// waking the writer thread. Only for stores whose commit is short and never blocks (the memory store).
+        /// Whether `commitQueued()` commits a small batch on the calling thread (when no other thread is
+        /// committing) instead of waking the writer thread. Only for stores whose commit is short and never blocks
+        /// (the memory store).
         public var commitsOnCaller: Bool
 
         public init(

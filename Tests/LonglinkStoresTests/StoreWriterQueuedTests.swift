@@ -52,6 +52,33 @@ struct StoreWriterQueuedTests {
         #expect(counters.batchCalls == 1)
     }
 
+    @Test("with commitsOnCaller, a big queued batch goes to the idle writer thread instead of the caller")
+    func bigBatchToWriter() throws {
+        let writer = try StoreWriter(configuration: .init(expiryIntervalMillis: 0, commitsOnCaller: true)) {
+            MemoryOrderStore()
+        }
+        defer { writer.shutdown() }
+        let caller = UInt(pthread_self())
+        var handedOver = false
+        var committed = 0
+        // The writer thread must be asleep for the hand-over; it is, unless it is still finishing the previous
+        // round, so a few rounds are allowed.
+        for round in 0..<50 where !handedOver {
+            let seen = QueuedResults()
+            for i in 0..<40 {
+                writer.apply(OrderFixtures.change("b\(round)-\(i)", BuiltInLines.created), deferred: true) { seen.note($0) }
+            }
+            writer.commitQueued()
+            seen.wait(for: 40)
+            #expect(seen.count == 40)
+            committed += seen.results.withLock { $0.filter { (try? $0.get()) != nil }.count }
+            handedOver = !seen.threads.withLock { $0 }.contains(caller)
+            if !handedOver { usleep(10_000) }
+        }
+        #expect(handedOver)
+        #expect(committed == writer.statistics.changes)
+    }
+
     @Test("without commitsOnCaller, commitQueued wakes the writer thread, which commits the queue")
     func wakesWriter() throws {
         let counters = SpyCounters()
