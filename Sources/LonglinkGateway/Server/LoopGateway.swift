@@ -36,11 +36,20 @@ final class LoopGateway {
 
     /// Transport handshake steps left in this iteration (see `AdmissionLimits.handshakesPerIteration`).
     var handshakeTokens: Int
+    /// Housekeeping: slices per tick interval, the connections of the current sweep and the next one to visit.
+    private let tickSlices: Int
+    private var sweep: [Connection] = []
+    private var sweepIndex = 0
     /// Connections whose handshake step waits for the next iteration's budget.
     var deferredHandshakes: [Connection] = []
 
     init(context: LoopContext, shared: GatewayShared, listeners specs: [ListenerSpec]) throws(IOError) {
         self.context = context
+        // Housekeeping visits every connection once per tick interval, a slice at a time, so a loop with thousands
+        // of connections never stops delivering for the whole sweep at once.
+        let tick = shared.configuration.tickInterval
+        let slice = max(Self.minimumSliceInterval, tick / Self.slicesPerTick)
+        self.tickSlices = max(1, Int(tick / slice))
         self.shared = shared
         self.frameReader = FrameReader(maxFrameSize: shared.configuration.peer.maxFrameSize)
         self.outboundLimit = shared.configuration.outboundLimit
@@ -52,7 +61,7 @@ final class LoopGateway {
             self.flushPending()
             self.refillHandshakeBudget()
         }
-        context.schedule(every: shared.configuration.tickInterval) { [unowned self] in self.tick() }
+        context.schedule(every: slice) { [unowned self] in self.tickSlice() }
         let iterations = shared.counters.loopIterationHistogram(context.eventLoop.id)
         context.addIterationObserver { busy in iterations.observe(busy) }
         for spec in specs {
@@ -392,16 +401,29 @@ final class LoopGateway {
 
     // MARK: Time
 
-    /// Housekeeping: handshake deadlines, heartbeats and token expiry for every connection on this loop.
-    private func tick() {
+    /// Housekeeping slices per tick interval (fewer when the interval is short: a slice is at least 10 ms).
+    static let slicesPerTick = 50
+    static let minimumSliceInterval = Duration.milliseconds(10)
+
+    /// One slice of housekeeping (handshake deadlines, heartbeats, token expiry, idle outbound storage): the next
+    /// share of the connections this sweep took when it started.
+    private func tickSlice() {
+        if sweepIndex >= sweep.count {
+            sweep = Array(connections.values)
+            sweepIndex = 0
+        }
+        guard !sweep.isEmpty else { return }
+        let end = min(sweep.count, sweepIndex + (sweep.count + tickSlices - 1) / tickSlices)
         let now = wallMillis
         let queueSizes = shared.counters.outboundQueueBytes
-        for connection in Array(connections.values) where !connection.isClosed {
+        for connection in sweep[sweepIndex..<end] where !connection.isClosed {
             queueSizes.observe(UInt64(connection.queuedBytes))
             let actions = connection.peer.tick(nowMillis: now)
             if !actions.isEmpty { connection.perform(actions) }
             if !connection.flushScheduled { connection.outbound.releaseStorageIfEmpty() }
         }
+        sweepIndex = end
+        if sweepIndex >= sweep.count { sweep.removeAll() }
     }
 
     // MARK: Drain
