@@ -2,28 +2,58 @@ import Dispatch
 import LonglinkCore
 import Synchronization
 
-/// The writer's queue and loop: a `Mutex`-guarded array of requests plus a semaphore to wake the writer,
-/// signalled only when the writer said it was going to sleep (merged wake-ups, as NIO's `_schedule0`).
+/// The writer's queue and its commit loop.
+///
+/// Requests sit in a `Mutex`-guarded array. Whoever holds the `processing` flag owns the store and drains the
+/// queue, batch after batch, until it is empty: normally the writer thread, woken through a semaphore that is
+/// signalled only when it said it was going to sleep (merged wake-ups, as NIO's `_schedule0`). With
+/// `Configuration.commitsOnCaller`, a thread calling `commitQueued()` takes the flag itself when nobody holds it
+/// and commits on its own thread (flat combining): a gateway loop commits the publishes it read in one iteration
+/// without waking another thread. The flag is taken and released under the queue's lock, and the drainer checks
+/// for new requests under that lock before releasing it, so a request is never left behind.
 final class Mailbox: Sendable {
     private struct State {
         var queue: [WriterRequest] = []
+        /// The writer thread waits (or is about to wait) on `wake`.
         var sleeping = false
+        /// Some thread owns the store and drains the queue.
+        var processing = false
         var stopping = false
     }
+
+    /// The store, owned by whoever holds `State.processing` (the lock itself is never contended).
+    private struct StoreSlot {
+        var store: (any OrderStore)?
+    }
+
+    /// What the writer thread does next.
+    private enum Step {
+        case drain, expire, stop, sleep, busy
+    }
+
+    /// Batches a `commitQueued()` caller drains before handing what is left to the writer thread, so a loop that
+    /// commits for everyone is not kept from its own sockets for long.
+    static let callerRounds = 4
+    /// A `commitQueued()` caller commits at most this many queued requests itself; a bigger queue means the caller
+    /// is loaded, and the writer thread commits it on another core instead.
+    static let callerBatchLimit = 16
 
     let configuration: StoreWriter.Configuration
     let observers: ObserverRegistry?
     let finished = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
+    private let slot: Mutex<StoreSlot>
     private let wake = DispatchSemaphore(value: 0)
     private let batches = Atomic<Int>(0)
     private let changes = Atomic<Int>(0)
     private let expired = Atomic<Int>(0)
     private let joined = Mutex(false)
 
-    init(configuration: StoreWriter.Configuration, observers: ObserverRegistry?) {
+    /// A mailbox for `store` (made on the writer thread, which then calls `run()`).
+    init(configuration: StoreWriter.Configuration, observers: ObserverRegistry?, store: sending any OrderStore) {
         self.configuration = configuration
         self.observers = observers
+        self.slot = Mutex(StoreSlot(store: store))
     }
 
     var statistics: StoreWriter.Statistics {
@@ -34,16 +64,44 @@ final class Mailbox: Sendable {
         )
     }
 
-    func post(_ request: WriterRequest) {
+    /// Queues a request. With `wake`, makes sure someone drains it soon (the writer thread, unless a drainer is
+    /// at work and will see it); without, it waits for `commitQueued()` or the next drain.
+    func post(_ request: WriterRequest, wake: Bool = true) {
         let (accepted, signal) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopping else { return (false, false) }
             state.queue.append(request)
-            let signal = state.sleeping
+            guard wake, state.sleeping, !state.processing else { return (true, false) }
             state.sleeping = false
-            return (true, signal)
+            return (true, true)
         }
         if !accepted { return request.fail() }
-        if signal { wake.signal() }
+        if signal { self.wake.signal() }
+    }
+
+    /// Commits what was queued without a wake-up: on this thread with `commitsOnCaller` (when no other thread is
+    /// draining; that one then takes these requests too), otherwise by waking the writer thread.
+    func commitQueued() {
+        if configuration.commitsOnCaller {
+            let (claimed, signal) = state.withLock { state -> (Bool, Bool) in
+                guard !state.processing, !state.queue.isEmpty else { return (false, false) }
+                if state.queue.count > Self.callerBatchLimit && state.sleeping {
+                    // A big batch: the caller is busy; the writer thread commits it in parallel.
+                    state.sleeping = false
+                    return (false, true)
+                }
+                state.processing = true
+                return (true, false)
+            }
+            if claimed { drain(rounds: Self.callerRounds) }
+            if signal { wake.signal() }
+        } else {
+            let signal = state.withLock { state -> Bool in
+                guard state.sleeping, !state.processing, !state.queue.isEmpty else { return false }
+                state.sleeping = false
+                return true
+            }
+            if signal { wake.signal() }
+        }
     }
 
     func stop() {
@@ -62,51 +120,88 @@ final class Mailbox: Sendable {
         if first { finished.wait() }
     }
 
-    /// The store could not be opened: refuse everything from now on.
-    func markFailed() {
-        state.withLock { $0.stopping = true }
-        finished.signal()
-    }
-
-    /// The writer thread's loop.
-    func run(_ store: any OrderStore) {
-        let interval = configuration.expiryIntervalMillis
-        var nextExpiry = MonotonicClock.nanoseconds() &+ interval &* 1_000_000
+    /// Drains the queue while holding `processing` (at most `rounds` batches when given), then releases it; if
+    /// requests are left (or a stop is pending) and the writer thread sleeps, wakes it to take over.
+    private func drain(rounds: Int?) {
+        var left = rounds ?? Int.max
         while true {
-            let (requests, stop) = take(untilNanos: interval == 0 ? nil : nextExpiry)
-            process(requests, store)
-            if stop { break }
-            if interval > 0 && MonotonicClock.nanoseconds() >= nextExpiry {
-                expire(store)
-                nextExpiry = MonotonicClock.nanoseconds() &+ interval &* 1_000_000
-            }
-        }
-        store.shutdown()
-        finished.signal()
-    }
-
-    /// Every queued request, waiting for one (or the expiry deadline) when there is none. `stop` is true when the
-    /// writer is stopping and the queue is drained.
-    private func take(untilNanos deadline: UInt64?) -> ([WriterRequest], stop: Bool) {
-        let taken = state.withLock { state -> ([WriterRequest], Bool)? in
-            if !state.queue.isEmpty {
+            let (requests, signal) = state.withLock { state -> ([WriterRequest]?, Bool) in
+                if state.queue.isEmpty || left == 0 {
+                    state.processing = false
+                    guard state.sleeping, !state.queue.isEmpty || state.stopping else { return (nil, false) }
+                    state.sleeping = false
+                    return (nil, true)
+                }
                 var requests: [WriterRequest] = []
                 swap(&requests, &state.queue)
                 return (requests, false)
             }
-            if state.stopping { return ([], true) }
-            state.sleeping = true
-            return nil
+            guard let requests else {
+                if signal { wake.signal() }
+                return
+            }
+            slot.withLock { slot in
+                guard let store = slot.store else { return requests.forEach { $0.fail() } }
+                process(requests, store)
+            }
+            left -= 1
         }
-        if let taken { return taken }
-        if let deadline {
-            let now = MonotonicClock.nanoseconds()
-            let wait = deadline > now ? deadline - now : 0
-            _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(wait, UInt64(Int.max)))))
-        } else {
-            wake.wait()
+    }
+
+    /// The writer thread's loop: drains when woken, expires on schedule, and shuts the store down when stopping.
+    func run() {
+        let interval = configuration.expiryIntervalMillis
+        var nextExpiry = MonotonicClock.nanoseconds() &+ interval &* 1_000_000
+        while true {
+            let expiryDue = interval > 0 && MonotonicClock.nanoseconds() >= nextExpiry
+            let step = state.withLock { state -> Step in
+                state.sleeping = false
+                if state.processing {
+                    // A caller is committing; it drains the queue. Come back for expiry or a stop.
+                    state.sleeping = true
+                    return .busy
+                }
+                if !state.queue.isEmpty {
+                    state.processing = true
+                    return .drain
+                }
+                if state.stopping {
+                    state.processing = true
+                    return .stop
+                }
+                if expiryDue {
+                    state.processing = true
+                    return .expire
+                }
+                state.sleeping = true
+                return .sleep
+            }
+            switch step {
+            case .drain:
+                drain(rounds: nil)
+            case .expire:
+                slot.withLock { slot in if let store = slot.store { expire(store) } }
+                nextExpiry = MonotonicClock.nanoseconds() &+ interval &* 1_000_000
+                drain(rounds: nil)
+            case .stop:
+                slot.withLock { slot in
+                    slot.store?.shutdown()
+                    slot.store = nil
+                }
+                finished.signal()
+                return
+            case .busy:
+                _ = wake.wait(timeout: .now() + .milliseconds(1))
+            case .sleep:
+                if interval == 0 {
+                    wake.wait()
+                } else {
+                    let now = MonotonicClock.nanoseconds()
+                    let wait = nextExpiry > now ? nextExpiry - now : 0
+                    _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(wait, UInt64(Int.max)))))
+                }
+            }
         }
-        return ([], false)
     }
 
     private func process(_ requests: [WriterRequest], _ store: any OrderStore) {

@@ -15,6 +15,15 @@ import Synchronization
 ///
 /// Completions and read bodies run on the writer thread: they must be short and must not block (hop to your own
 /// thread or loop to do more). `shutdown()` drains the queue, then calls `store.shutdown()`.
+///
+/// Queued requests (`deferred: true`) wait for `commitQueued()`, so a caller that makes many requests in a row (a
+/// gateway loop, once per iteration) wakes the writer once. With `Configuration.commitsOnCaller` (for a store whose
+/// commit is short and never blocks: the memory store), `commitQueued()` commits a small batch (up to 16 requests)
+/// on the calling thread instead, unless another thread is committing at that moment (which then commits these
+/// requests too): no thread hop at all, which is what a lightly loaded gateway's latency wants. A bigger batch means
+/// the caller is loaded, and the writer thread commits it on another core. Completions, the committed hook and read
+/// bodies run on whichever thread commits; the store is still used by one thread at a time, and batches still
+/// commit in queue order.
 public final class StoreWriter: Sendable {
     /// Tuning for the writer.
     public struct Configuration: Sendable {
@@ -30,15 +39,21 @@ public final class StoreWriter: Sendable {
         /// the batch is durable and before the completions and observers: the broker's path, which must never drop
         /// a record and should not pay a thread hop. It must not block.
         public var committed: (@Sendable ([OrderChangeRecord]) -> Void)?
+        /// Whether `commitQueued()` commits a small batch on the calling thread (when no other thread is
+        /// committing) instead of waking the writer thread. Only for stores whose commit is short and never blocks
+        /// (the memory store).
+        public var commitsOnCaller: Bool
 
         public init(
             maxBatchSize: Int = 4_096,
             expiryIntervalMillis: UInt64 = 60_000,
             clock: any WallClock = SystemWallClock(),
             logger: Logger = .disabled,
-            committed: (@Sendable ([OrderChangeRecord]) -> Void)? = nil
+            committed: (@Sendable ([OrderChangeRecord]) -> Void)? = nil,
+            commitsOnCaller: Bool = false
         ) {
             self.committed = committed
+            self.commitsOnCaller = commitsOnCaller
             self.maxBatchSize = max(1, maxBatchSize)
             self.expiryIntervalMillis = expiryIntervalMillis
             self.clock = clock
@@ -68,35 +83,46 @@ public final class StoreWriter: Sendable {
         configuration: Configuration = Configuration(),
         makeStore: @escaping @Sendable () throws(StoreError) -> any OrderStore
     ) throws(StoreError) {
-        let mailbox = Mailbox(configuration: configuration, observers: observers)
-        let opened = Mutex<Result<UInt32, StoreError>?>(nil)
+        // The mailbox is made on the writer thread, holding the store that thread opened.
+        let opened = Mutex<Result<(UInt32, Mailbox), StoreError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {
             switch Result(catching: { () throws(StoreError) in try makeStore() }) {
             case .failure(let error):
                 opened.withLock { $0 = .failure(error) }
                 ready.signal()
-                mailbox.markFailed()
             case .success(let store):
-                opened.withLock { $0 = .success(store.epoch) }
+                let epoch = store.epoch
+                let mailbox = Mailbox(configuration: configuration, observers: observers, store: store)
+                opened.withLock { $0 = .success((epoch, mailbox)) }
                 ready.signal()
-                mailbox.run(store)
+                mailbox.run()
             }
         }
         thread.name = "longlink-store-writer"
         thread.start()
         ready.wait()
         let result = opened.withLock { $0 } ?? .failure(.closed)
-        self.epoch = try result.get()
+        let (epoch, mailbox) = try result.get()
+        self.epoch = epoch
         self.mailbox = mailbox
     }
 
     /// Queues `change`; `completion` is called on the writer thread once its batch is durable (or it was refused).
+    /// With `deferred`, the change waits for `commitQueued()` (or for a commit already under way).
     public func apply(
         _ change: OrderChange,
+        deferred: Bool = false,
         completion: @escaping @Sendable (Result<AppliedChange, StoreError>) -> Void
     ) {
-        mailbox.post(.apply(change, completion))
+        mailbox.post(.apply(change, completion), wake: !deferred)
+    }
+
+    /// Commits the requests queued with `deferred: true`: on the calling thread with
+    /// `Configuration.commitsOnCaller` (unless another thread is committing, which takes them too), otherwise by
+    /// waking the writer thread. Cheap when nothing is queued. Never call it from a completion or read body.
+    public func commitQueued() {
+        mailbox.commitQueued()
     }
 
     /// Applies `change` and returns once its batch is durable.
@@ -111,13 +137,15 @@ public final class StoreWriter: Sendable {
     /// gets its result there.
     public func read<T: Sendable>(
         _ body: @escaping @Sendable (any OrderStore) throws(StoreError) -> T,
+        deferred: Bool = false,
         completion: @escaping @Sendable (Result<T, StoreError>) -> Void
     ) {
         mailbox.post(
             .run { store in
                 guard let store else { return completion(.failure(.closed)) }
                 completion(Result { () throws(StoreError) in try body(store) })
-            }
+            },
+            wake: !deferred
         )
     }
 
@@ -145,11 +173,13 @@ public final class StoreWriter: Sendable {
     /// Reads an order's snapshot and, when `position` is given, its records after it (at most `limit`) in one
     /// step, so nothing commits in between; `completion` runs on the writer thread. This is how the gateway serves
     /// a subscribe, with or without a recovery position (`StreamPosition.zero`: the whole retained history).
+    /// With `deferred`, the read waits for `commitQueued()` like a deferred apply.
     public func catchUp(
         _ line: BusinessLine,
         _ order: OrderID,
         after position: StreamPosition?,
         limit: Int,
+        deferred: Bool = false,
         completion: @escaping @Sendable (Result<CatchUp, StoreError>) -> Void
     ) {
         read(
@@ -161,6 +191,7 @@ public final class StoreWriter: Sendable {
                 // Read after the data: a store that noticed lost history during the reads (Redis) has its new epoch now.
                 return CatchUp(epoch: store.epoch, snapshot: snapshot, history: history)
             },
+            deferred: deferred,
             completion: completion
         )
     }

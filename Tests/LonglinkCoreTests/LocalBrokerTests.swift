@@ -56,3 +56,62 @@ struct LocalBrokerTests {
         #expect(throws: BrokerError.notRunning) { try broker.publish(record("1", 1)) }
     }
 }
+
+/// Records each batch the broker hands over.
+final class BatchDelivery: BrokerDelivery {
+    let batches = Mutex<[[OrderChangeRecord]]>([])
+    func brokerDidDeliver(_ record: OrderChangeRecord) { batches.withLock { $0.append([record]) } }
+    func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) { batches.withLock { $0.append(records) } }
+}
+
+@Suite("LocalBroker batches")
+struct LocalBrokerBatchTests {
+    func record(_ id: String, _ offset: UInt64) -> OrderChangeRecord {
+        OrderChangeRecord(
+            orderID: OrderID(id)!,
+            line: .taxi,
+            fromState: nil,
+            toState: "created",
+            fields: .none,
+            position: StreamPosition(epoch: 1, offset: offset),
+            timestampMillis: 0
+        )
+    }
+
+    @Test("a commit's records go on as one batch of the subscribed ones, in order")
+    func batch() throws {
+        let broker = LocalBroker()
+        let delivery = BatchDelivery()
+        try broker.start(delivering: delivery)
+        try broker.subscribe([Route.order(.taxi, OrderID("1")!), Route.order(.taxi, OrderID("3")!)])
+        try broker.publish(contentsOf: [record("1", 1), record("2", 1), record("3", 1), record("1", 2)])
+        try broker.publish(contentsOf: [record("2", 2)])
+        let batches = delivery.batches.withLock { $0 }
+        #expect(batches.count == 1)
+        #expect(batches.first?.map { "\($0.orderID)/\($0.position.offset)" } == ["1/1", "3/1", "1/2"])
+        broker.shutdown()
+        #expect(throws: BrokerError.notRunning) { try broker.publish(contentsOf: [record("1", 3)]) }
+    }
+
+    @Test("the default batch publish tries every record and throws the first error")
+    func defaultBatch() throws {
+        let broker = FailingBroker()
+        #expect(throws: BrokerError.unavailable("2")) {
+            try broker.publish(contentsOf: [record("1", 1), record("2", 1), record("3", 1)])
+        }
+        #expect(broker.tried.withLock { $0 } == ["1", "2", "3"])
+    }
+}
+
+/// A broker that refuses records of order "2" (to check the protocol's default batch publish).
+final class FailingBroker: Broker {
+    let tried = Mutex<[String]>([])
+    func start(delivering handler: any BrokerDelivery) throws(BrokerError) {}
+    func subscribe(_ routes: [Route]) throws(BrokerError) {}
+    func unsubscribe(_ routes: [Route]) throws(BrokerError) {}
+    func publish(_ record: OrderChangeRecord) throws(BrokerError) {
+        tried.withLock { $0.append(record.orderID.rawValue) }
+        if record.orderID.rawValue == "2" { throw .unavailable("2") }
+    }
+    func shutdown() {}
+}

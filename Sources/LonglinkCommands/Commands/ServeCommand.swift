@@ -201,7 +201,11 @@ public final class RunningGateway: Sendable {
                 observers: observers,
                 configuration: StoreWriter.Configuration(
                     logger: logger.labeled("store"),
-                    committed: committed
+                    committed: committed,
+                    // A memory commit is short and never blocks: the loop that read a few publishes commits them
+                    // itself before it sleeps, and no thread has to wake in between (big batches still go to
+                    // the writer thread, which then works in parallel with the loops).
+                    commitsOnCaller: primary == .memory && shadow == nil
                 )
             ) { () throws(StoreError) -> any OrderStore in
                 let store = try StoreFactory.open(

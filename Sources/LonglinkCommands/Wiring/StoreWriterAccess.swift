@@ -10,6 +10,26 @@ struct StoreWriterAccess: StoreAccess {
         writer.apply(change, completion: completion)
     }
 
+    func applyQueued(_ change: OrderChange, completion: @escaping @Sendable (Result<AppliedChange, StoreError>) -> Void) {
+        writer.apply(change, deferred: true, completion: completion)
+    }
+
+    func readForSubscribeQueued(
+        _ line: BusinessLine,
+        _ order: OrderID,
+        since: StreamPosition?,
+        limit: Int,
+        completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
+    ) {
+        writer.catchUp(line, order, after: since, limit: limit, deferred: true) { result in
+            completion(result.map { SubscribeRead(epoch: $0.epoch, snapshot: $0.snapshot, history: $0.history) })
+        }
+    }
+
+    func commitQueued() {
+        writer.commitQueued()
+    }
+
     /// The subscribe read is the writer's `catchUp`: snapshot and missed records in one writer-thread step.
     func readForSubscribe(
         _ line: BusinessLine,
@@ -37,14 +57,13 @@ final class BrokerPublisher: Sendable {
         self.counters = counters
     }
 
+    /// One broker call per commit batch (a broker hands the batch on whole).
     func publish(_ records: [OrderChangeRecord]) {
-        for record in records {
-            do {
-                try broker.publish(record)
-            } catch {
-                counters?.recordBrokerError()
-                logger.error("broker publish failed: \(error)", [("route", record.route.text)])
-            }
+        do {
+            try broker.publish(contentsOf: records)
+        } catch {
+            counters?.recordBrokerError()
+            logger.error("broker publish failed: \(error)", [("records", "\(records.count)")])
         }
     }
 }

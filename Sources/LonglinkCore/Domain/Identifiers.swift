@@ -16,6 +16,12 @@ public struct OrderID: Hashable, Sendable, Comparable, CustomStringConvertible {
         self.textHash = hash
     }
 
+    /// An id already known to be valid (a part of a `Route`, which validated it).
+    init(validated rawValue: String) {
+        self.rawValue = rawValue
+        self.textHash = IdentifierHash.hash(rawValue)
+    }
+
     public var description: String { rawValue }
     public static func < (lhs: OrderID, rhs: OrderID) -> Bool { lhs.rawValue < rhs.rawValue }
     public static func == (lhs: OrderID, rhs: OrderID) -> Bool {
@@ -36,6 +42,9 @@ public struct BusinessLine: Hashable, Sendable, Comparable, CustomStringConverti
         guard Identifier.isValid(name, maxLength: 32, lowercaseOnly: true) else { return nil }
         self.name = name
     }
+
+    /// A name already known to be valid (a part of a `Route`, which validated it).
+    init(validated name: String) { self.name = name }
 
     public var description: String { name }
     public static func < (lhs: BusinessLine, rhs: BusinessLine) -> Bool { lhs.name < rhs.name }

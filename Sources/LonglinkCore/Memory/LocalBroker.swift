@@ -51,6 +51,23 @@ public final class LocalBroker: Broker {
         handler?.brokerDidDeliver(record)
     }
 
+    /// One lock for the whole batch; the records somebody on this node subscribed to go to the handler as one
+    /// batch, in order.
+    public func publish(contentsOf records: [OrderChangeRecord]) throws(BrokerError) {
+        guard !records.isEmpty else { return }
+        let (handler, wanted): ((any BrokerDelivery)?, [OrderChangeRecord]) = try state.withLock {
+            (state) throws(BrokerError) in
+            guard state.running else { throw .notRunning }
+            guard let handler = state.handler, !state.routes.isEmpty else { return (nil, []) }
+            var wanted: [OrderChangeRecord] = []
+            wanted.reserveCapacity(records.count)
+            for record in records where state.routes[record.route] != nil { wanted.append(record) }
+            return (handler, wanted)
+        }
+        guard let handler, !wanted.isEmpty else { return }
+        handler.brokerDidDeliver(contentsOf: wanted)
+    }
+
     /// Number of distinct routes this node subscribed to.
     public var subscribedRouteCount: Int { state.withLock { $0.routes.count } }
 

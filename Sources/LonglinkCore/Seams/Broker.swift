@@ -12,6 +12,10 @@ public protocol Broker: Sendable {
     func unsubscribe(_ routes: [Route]) throws(BrokerError)
     /// Publishes a stored record to every subscriber of its route.
     func publish(_ record: OrderChangeRecord) throws(BrokerError)
+    /// Publishes the records of one commit, in order: one call per batch, so a broker can take its lock once and
+    /// hand the batch on whole (`BrokerDelivery.brokerDidDeliver(contentsOf:)`). Every record is tried; the first
+    /// error is thrown after the last.
+    func publish(contentsOf records: [OrderChangeRecord]) throws(BrokerError)
     /// Stops delivery and releases resources.
     func shutdown()
     /// Calls `body` (on any thread) once records of `routes` published from now on are sure to be delivered: at
@@ -22,6 +26,19 @@ public protocol Broker: Sendable {
 }
 
 extension Broker {
+    /// Publishes the records one by one with `publish(_:)`.
+    public func publish(contentsOf records: [OrderChangeRecord]) throws(BrokerError) {
+        var firstError: BrokerError?
+        for record in records {
+            do {
+                try publish(record)
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
     /// In-process brokers deliver from the moment `subscribe` returns: runs `body` at once.
     public func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void) { body() }
 }
@@ -30,6 +47,9 @@ extension Broker {
 public protocol BrokerDelivery: Sendable {
     /// One record for a route this node subscribed to.
     func brokerDidDeliver(_ record: OrderChangeRecord)
+    /// Several records for routes this node subscribed to, in publish order (one batch: a delivery that hops to
+    /// other threads can hand it over as one job per thread instead of one per record).
+    func brokerDidDeliver(contentsOf records: [OrderChangeRecord])
     /// The broker lost its backend (e.g. Redis restarted) and is subscribed again: records of `routes` published
     /// meanwhile may not have been delivered. The gateway has the subscribers of these routes resume from their
     /// positions (the store has the records, or answers `recovered = false` when the history was lost).
@@ -37,6 +57,11 @@ public protocol BrokerDelivery: Sendable {
 }
 
 extension BrokerDelivery {
+    /// Delivers the records one by one with `brokerDidDeliver(_:)`.
+    public func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
+        for record in records { brokerDidDeliver(record) }
+    }
+
     /// Does nothing: deliveries that cannot lose records (tests, single process) need not implement it.
     public func brokerMayHaveMissed(_ routes: [Route]) {}
 }

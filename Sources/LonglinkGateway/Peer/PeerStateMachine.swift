@@ -335,17 +335,17 @@ public struct PeerStateMachine {
     /// except when a subscription is still waiting for its snapshot.
     public mutating func deliver(_ record: OrderChangeRecord, on route: Route) -> DeliveryDecision {
         guard phase == .active || phase == .draining else { return .ignore }
-        guard var subscription = subscriptions[route] else { return .ignore }
-        if subscription.held != nil {
-            subscription.held!.append(record)
-            subscriptions[route] = subscription
-            return .held
+        let decision = subscriptions.update(route) { subscription -> DeliveryDecision in
+            if subscription.held != nil {
+                subscription.held!.append(record)
+                return .held
+            }
+            guard Self.isNewer(record.position, than: subscription) else { return .ignore }
+            subscription.lastOffset = record.position.offset
+            subscription.epoch = record.position.epoch
+            return .send
         }
-        guard Self.isNewer(record.position, than: subscription) else { return .ignore }
-        subscription.lastOffset = record.position.offset
-        subscription.epoch = record.position.epoch
-        subscriptions[route] = subscription
-        return .send
+        return decision ?? .ignore
     }
 
     private static func isNewer(_ position: StreamPosition, than subscription: Subscription) -> Bool {

@@ -35,6 +35,13 @@ struct SubscriptionTable<Value> {
         }
     }
 
+    /// Runs `body` on the value for `route` in place (one search, no copy out and back); nil when absent.
+    mutating func update<R>(_ route: Route, _ body: (inout Value) -> R) -> R? {
+        if first != nil && first!.route == route { return body(&first!.value) }
+        guard let index = rest.firstIndex(where: { $0.route == route }) else { return nil }
+        return body(&rest[index].value)
+    }
+
     @discardableResult
     mutating func removeValue(forKey route: Route) -> Value? {
         if let current = first, current.route == route {

@@ -97,7 +97,7 @@ final class Connection: SelectorHandler {
 
     private func readAvailable() {
         var total = 0
-        let budget = owner.shared.configuration.readBudget
+        let budget = owner.readBudget
         while total < budget && !isClosed && peer.phase != .draining {
             let result: IOResult<Int>
             do {
@@ -192,19 +192,21 @@ final class Connection: SelectorHandler {
         enqueue(bytes)
     }
 
-    /// Queues a record's shared push bytes (encoded once per record for every subscriber).
-    /// Returns whether the shared bytes were queued (the caller counts pushes once per record, not per
-    /// subscriber: process-wide atomics per subscriber would be contended cache lines on the fan-out path).
-    func deliver(_ record: OrderChangeRecord, on route: Route, sharedBytes: [UInt8]) -> Bool {
+    /// Queues a record's shared push bytes (encoded once per record per loop, by the first subscriber that takes
+    /// it: `push` carries them to the next subscriber). Returns whether the bytes were queued (the caller counts
+    /// pushes once per record, not per subscriber: process-wide atomics per subscriber would be contended cache
+    /// lines on the fan-out path).
+    func deliver(_ record: OrderChangeRecord, on route: Route, push: inout LoopGateway.PushBytes) -> Bool {
         switch peer.deliver(record, on: route) {
         case .ignore, .held:
             return false
         case .send:
-            if !coalesced.isEmpty || outbound.queuedBytes + sharedBytes.count > owner.shared.configuration.outboundLimit {
-                overLimit(record, on: route, bytes: sharedBytes)
+            guard let bytes = owner.pushBytes(record, on: route, &push) else { return false }
+            if !coalesced.isEmpty || outbound.queuedBytes + bytes.count > owner.outboundLimit {
+                overLimit(record, on: route, bytes: bytes)
                 return false
             }
-            return enqueue(sharedBytes)
+            return enqueue(bytes)
         }
     }
 

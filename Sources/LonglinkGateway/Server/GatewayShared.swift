@@ -46,33 +46,24 @@ final class GatewayShared: Sendable {
     }
 }
 
-/// Receives stored records from the broker (on the broker's thread), encodes each push once, and hands the
-/// same bytes to every loop, which queue them for their subscribers.
+/// Receives stored records from the broker (on the broker's thread, or the thread that committed them) and hands
+/// each loop ONE job per batch. Each loop encodes a record's push once, when the record's first subscriber on that
+/// loop takes it, and queues the same bytes for all of them: the encoding is spread over the loops that have
+/// subscribers instead of weighing on the committing thread, and a record nobody on a loop wants costs that loop a
+/// hub lookup only.
 final class GatewayDelivery: BrokerDelivery {
     private let shared: GatewayShared
-    private let scratch = Mutex(ByteBuffer(capacity: 1024))
 
     init(shared: GatewayShared) { self.shared = shared }
 
     func brokerDidDeliver(_ record: OrderChangeRecord) {
-        let route = record.route
-        let bytes: [UInt8]? = scratch.withLock { buffer in
-            buffer.clear()
-            do {
-                try shared.codec.encode(.push(Push(route: route, record: record)), into: &buffer)
-            } catch {
-                return nil
-            }
-            return buffer.readableArray
-        }
-        guard let bytes else {
-            shared.logger.error("could not encode a push", [("route", route.text)])
-            return
-        }
+        brokerDidDeliver(contentsOf: [record])
+    }
+
+    func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
+        guard !records.isEmpty else { return }
         for loop in shared.loops.withLock({ $0 }) {
-            loop.execute { context in
-                context.attachment(LoopGateway.self)?.deliver(record, on: route, bytes: bytes)
-            }
+            loop.execute { context in context.attachment(LoopGateway.self)?.deliver(records) }
         }
     }
 

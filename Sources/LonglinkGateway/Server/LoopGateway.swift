@@ -20,9 +20,16 @@ final class LoopGateway {
     private(set) var connections: [UInt64: Connection] = [:]
     let hub = Hub()
     private var pendingFlush: [Connection] = []
-    private var encodeScratch = ByteBuffer(capacity: 4096)
+    /// Scratch for encoding control frames and (in `pushBytes`) pushes; copied out after each use.
+    var encodeScratch = ByteBuffer(capacity: 4096)
     private var nextSerial: UInt64 = 1
     private var draining = false
+    /// `GatewayConfiguration.outboundLimit`, read per delivery (kept here so no configuration struct is copied).
+    let outboundLimit: Int
+    /// `GatewayConfiguration.readBudget`, read per read event.
+    let readBudget: Int
+    /// Store requests were queued this iteration (they are committed together before the loop sleeps).
+    private var storeWorkQueued = false
     /// Monotonic milliseconds sampled per loop iteration.
     var nowMillis: UInt64 { context.now / 1_000_000 }
     /// Wall-clock milliseconds (token expiry compares with it).
@@ -30,20 +37,32 @@ final class LoopGateway {
 
     /// Transport handshake steps left in this iteration (see `AdmissionLimits.handshakesPerIteration`).
     var handshakeTokens: Int
+    /// Housekeeping: slices per tick interval, the connections of the current sweep and the next one to visit.
+    private let tickSlices: Int
+    private var sweep: [Connection] = []
+    private var sweepIndex = 0
     /// Connections whose handshake step waits for the next iteration's budget.
     var deferredHandshakes: [Connection] = []
 
     init(context: LoopContext, shared: GatewayShared, listeners specs: [ListenerSpec]) throws(IOError) {
         self.context = context
+        // Housekeeping visits every connection once per tick interval, a slice at a time, so a loop with thousands
+        // of connections never stops delivering for the whole sweep at once.
+        let tick = shared.configuration.tickInterval
+        let slice = max(Self.minimumSliceInterval, tick / Self.slicesPerTick)
+        self.tickSlices = max(1, Int(tick / slice))
         self.shared = shared
         self.frameReader = FrameReader(maxFrameSize: shared.configuration.peer.maxFrameSize)
+        self.outboundLimit = shared.configuration.outboundLimit
+        self.readBudget = shared.configuration.readBudget
         self.handshakeTokens = max(1, shared.configuration.admission.handshakesPerIteration)
         context.attach(self)
         context.addBeforeSleep { [unowned self] in
+            self.commitStoreWork()
             self.flushPending()
             self.refillHandshakeBudget()
         }
-        context.schedule(every: shared.configuration.tickInterval) { [unowned self] in self.tick() }
+        context.schedule(every: slice) { [unowned self] in self.tickSlice() }
         let iterations = shared.counters.loopIterationHistogram(context.eventLoop.id)
         context.addIterationObserver { busy in iterations.observe(busy) }
         for spec in specs {
@@ -145,6 +164,14 @@ final class LoopGateway {
 
     // MARK: Writing
 
+    /// Before sleeping: commits the publishes and subscribe reads this iteration queued, as one batch (on this
+    /// thread when the store allows it; their results come back through the inbox).
+    private func commitStoreWork() {
+        guard storeWorkQueued else { return }
+        storeWorkQueued = false
+        shared.store.commitQueued()
+    }
+
     func scheduleFlush(_ connection: Connection) {
         guard !connection.flushScheduled else { return }
         connection.flushScheduled = true
@@ -171,24 +198,7 @@ final class LoopGateway {
         return encodeScratch.readableArray
     }
 
-    // MARK: Fan-out
-
-    /// A stored record for this loop's subscribers: the same bytes go to every one of them.
-    func deliver(_ record: OrderChangeRecord, on route: Route, bytes: [UInt8]) {
-        var pushed = 0
-        let subscribers = hub.forEachSubscriber(of: route) { connection in
-            if connection.deliver(record, on: route, sharedBytes: bytes) { pushed += 1 }
-        }
-        guard subscribers > 0 else { return }
-        let now = wallMillis
-        shared.counters.publishDeliverLatency.observe(
-            now > record.timestampMillis ? (now - record.timestampMillis) * 1_000_000 : 0
-        )
-        if pushed > 0 {
-            shared.counters.pushes.add(pushed, ordering: .relaxed)
-            shared.counters.pushedBytes.add(pushed * bytes.count, ordering: .relaxed)
-        }
-    }
+    // MARK: Subscriptions
 
     func subscribe(_ connection: Connection, to route: Route, since: StreamPosition?, requestID: UInt32) {
         if hub.add(connection, to: route) {
@@ -224,18 +234,22 @@ final class LoopGateway {
         let shared = self.shared
         // A networked broker (Redis) confirms the subscription asynchronously: read the snapshot only then, so a
         // record published meanwhile on another node is either in the snapshot or pushed after it.
+        // On this loop (an in-process broker answers at once) the read is queued and committed before the loop
+        // sleeps, with this iteration's other store requests.
         shared.broker.whenSubscribed([route]) {
-            shared.store.readForSubscribe(
-                line,
-                order,
-                since: since,
-                limit: shared.configuration.peer.maxRecoveredRecords + 1
-            ) { result in
+            let completion: @Sendable (Result<SubscribeRead, StoreError>) -> Void = { result in
                 loop.execute { context in
                     context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
                 }
             }
+            let limit = shared.configuration.peer.maxRecoveredRecords + 1
+            if loop.inEventLoop {
+                shared.store.readForSubscribeQueued(line, order, since: since, limit: limit, completion: completion)
+            } else {
+                shared.store.readForSubscribe(line, order, since: since, limit: limit, completion: completion)
+            }
         }
+        storeWorkQueued = true
     }
 
     /// The broker may have missed records of `routes` (it lost its backend and resubscribed): their subscribers
@@ -287,7 +301,8 @@ final class LoopGateway {
         let connectionID = connection.id
         let shared = self.shared
         let started = MonotonicClock.nanoseconds()
-        shared.store.apply(change) { result in
+        storeWorkQueued = true
+        shared.store.applyQueued(change) { result in
             shared.counters.storeApplyLatency.observe(MonotonicClock.nanoseconds() &- started)
             switch result {
             case .success(let applied):
@@ -329,16 +344,29 @@ final class LoopGateway {
 
     // MARK: Time
 
-    /// Housekeeping: handshake deadlines, heartbeats and token expiry for every connection on this loop.
-    private func tick() {
+    /// Housekeeping slices per tick interval (fewer when the interval is short: a slice is at least 10 ms).
+    static let slicesPerTick = 50
+    static let minimumSliceInterval = Duration.milliseconds(10)
+
+    /// One slice of housekeeping (handshake deadlines, heartbeats, token expiry, idle outbound storage): the next
+    /// share of the connections this sweep took when it started.
+    private func tickSlice() {
+        if sweepIndex >= sweep.count {
+            sweep = Array(connections.values)
+            sweepIndex = 0
+        }
+        guard !sweep.isEmpty else { return }
+        let end = min(sweep.count, sweepIndex + (sweep.count + tickSlices - 1) / tickSlices)
         let now = wallMillis
         let queueSizes = shared.counters.outboundQueueBytes
-        for connection in Array(connections.values) where !connection.isClosed {
+        for connection in sweep[sweepIndex..<end] where !connection.isClosed {
             queueSizes.observe(UInt64(connection.queuedBytes))
             let actions = connection.peer.tick(nowMillis: now)
             if !actions.isEmpty { connection.perform(actions) }
             if !connection.flushScheduled { connection.outbound.releaseStorageIfEmpty() }
         }
+        sweepIndex = end
+        if sweepIndex >= sweep.count { sweep.removeAll() }
     }
 
     // MARK: Drain

@@ -1,7 +1,8 @@
 public import LonglinkCore
 
 /// The Store's single writer as the gateway sees it: changes go in, durable results come back through a
-/// completion on the writer's thread. The gateway never touches an `OrderStore` itself; the composition root
+/// completion on the writer's thread (or on the thread that called `commitQueued()`, for queued requests on a
+/// store that commits on its caller). The gateway never touches an `OrderStore` itself; the composition root
 /// (`longlink serve`) adapts the real `StoreWriter` to this seam.
 public protocol StoreAccess: Sendable {
     /// Applies a change; `completion` runs once it is durable (or refused), on the writer's thread.
@@ -25,9 +26,48 @@ public protocol StoreAccess: Sendable {
         since: StreamPosition?,
         completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
     )
+
+    /// Like `apply`, but the request may wait until the calling thread calls `commitQueued()`: a loop queues the
+    /// changes it reads in one iteration and commits them together before it sleeps.
+    func applyQueued(_ change: OrderChange, completion: @escaping @Sendable (Result<AppliedChange, StoreError>) -> Void)
+
+    /// Like `readForSubscribe`, but the read may wait until the calling thread calls `commitQueued()`.
+    func readForSubscribeQueued(
+        _ line: BusinessLine,
+        _ order: OrderID,
+        since: StreamPosition?,
+        limit: Int,
+        completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
+    )
+
+    /// Commits what `applyQueued` and `readForSubscribeQueued` queued (on the calling thread when the store
+    /// allows it, otherwise by waking its writer). Cheap when nothing is queued.
+    func commitQueued()
 }
 
 extension StoreAccess {
+    /// Applies at once (`apply`).
+    public func applyQueued(
+        _ change: OrderChange,
+        completion: @escaping @Sendable (Result<AppliedChange, StoreError>) -> Void
+    ) {
+        apply(change, completion: completion)
+    }
+
+    /// Reads at once (`readForSubscribe`).
+    public func readForSubscribeQueued(
+        _ line: BusinessLine,
+        _ order: OrderID,
+        since: StreamPosition?,
+        limit: Int,
+        completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
+    ) {
+        readForSubscribe(line, order, since: since, limit: limit, completion: completion)
+    }
+
+    /// Nothing is queued: does nothing.
+    public func commitQueued() {}
+
     /// A Store without toggles: every config route is empty.
     public func readToggleForSubscribe(
         _ route: Route,
