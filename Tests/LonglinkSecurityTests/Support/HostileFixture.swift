@@ -1,5 +1,6 @@
 import LonglinkTestSupport
 import Foundation
+import Glibc
 import LonglinkClient
 import LonglinkCommands
 import LonglinkCore
@@ -72,7 +73,9 @@ final class HostileFixture {
 /// and accepted connections, whatever their TCP state, CLOSE_WAIT included: a descriptor the gateway forgot to
 /// close shows here). Each descriptor listed in /proc/self/fd is asked for its own address (`getsockname`), which
 /// stays exact while other suites open and close sockets in parallel. Client sockets of the tests have ephemeral
-/// local ports and are not counted.
+/// local ports and are not counted. A descriptor another suite closes between the listing and the question is
+/// skipped: `getsockname` is called directly here, since `Socket.localAddress` treats a bad descriptor as the
+/// programming error it is inside the gateway.
 enum SocketTable {
     static func serverSideDescriptors(localPorts: Set<Int>) -> Int {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return -1 }
@@ -81,10 +84,32 @@ enum SocketTable {
             guard let fd = CInt(entry),
                 let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + entry),
                 target.hasPrefix("socket:["),
-                let address = try? Socket.localAddress(fd)
+                let port = localPort(fd)
             else { continue }
-            if localPorts.contains(address.port) { count += 1 }
+            if localPorts.contains(port) { count += 1 }
         }
         return count
+    }
+
+    /// The local TCP port of `fd`, or nil when it is not an IPv4/IPv6 socket (or no longer open).
+    private static func localPort(_ fd: CInt) -> Int? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard rc == 0 else { return nil }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            }
+        default:
+            return nil
+        }
     }
 }
