@@ -87,21 +87,22 @@ let package = Package(
             path: "Sources/LonglinkStores",
             swiftSettings: swiftSettings
         ),
+        .target(name: "LonglinkJSON", path: "Sources/LonglinkJSON", swiftSettings: swiftSettings),
         .target(
             name: "LonglinkHTTP",
-            dependencies: ["LonglinkCore", "LonglinkLoop"],
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkJSON"],
             path: "Sources/LonglinkHTTP",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LonglinkGateway",
-            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkHTTP"],
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkHTTP", "LonglinkJSON"],
             path: "Sources/LonglinkGateway",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LonglinkInspect",
-            dependencies: ["LonglinkCore", "LonglinkProtobuf"],
+            dependencies: ["LonglinkCore", "LonglinkProtobuf", "LonglinkJSON"],
             path: "Sources/LonglinkInspect",
             swiftSettings: swiftSettings
         ),
@@ -109,7 +110,7 @@ let package = Package(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
-                "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP", "LonglinkRedis",
+                "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP", "LonglinkJSON", "LonglinkRedis",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -198,7 +199,7 @@ let package = Package(
             name: "LonglinkGatewayTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
-                "LonglinkTestSupport", "LonglinkHTTP",
+                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON",
             ],
             swiftSettings: swiftSettings
         ),
@@ -210,6 +211,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "LonglinkJSONTests", dependencies: ["LonglinkJSON"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LonglinkHTTPTests",
             dependencies: ["LonglinkHTTP", "LonglinkLoop", "LonglinkTestSupport"],

@@ -1,3 +1,4 @@
+public import LonglinkJSON
 /// An HTTP status code with its reason phrase.
 public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     /// The three-digit code.

@@ -6,6 +6,7 @@ import LonglinkGateway
 import LonglinkHTTP
 import LonglinkTestSupport
 import Testing
+import LonglinkJSON
 
 /// Admin requests carry this token; the development authorizer admits any token as admin.
 let adminAuth = [("Authorization", "Bearer dev-admin-token")]

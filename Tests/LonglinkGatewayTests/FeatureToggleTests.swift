@@ -6,6 +6,7 @@ import LonglinkHTTP
 import LonglinkTestSupport
 import Synchronization
 import Testing
+import LonglinkJSON
 
 @Suite("Remote feature toggles end to end (admin API and CLI → Store → push → client)", .serialized)
 struct FeatureToggleTests {

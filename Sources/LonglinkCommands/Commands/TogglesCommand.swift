@@ -1,6 +1,7 @@
 import LonglinkCore
 import LonglinkHTTP
 import LonglinkInspect
+import LonglinkJSON
 
 /// `longlink toggles set APP/NAME VALUE` and `longlink toggles list [APP]`: remote feature toggles through the
 /// admin API of a running gateway. Values: `on`/`true`, `off`/`false`, `NN%` (rollout by user-id hash), or text.
@@ -35,10 +36,10 @@ public enum TogglesCommand {
             connectTimeout: timeout
         )
         /// One admin call: the JSON answer, or the refusal / unreachable gateway as a command failure.
-        func call(_ method: String, _ path: String, body: LonglinkHTTP.JSONValue? = nil) throws(CommandFailure) -> LonglinkHTTP.JSONValue {
+        func call(_ method: String, _ path: String, body: JSONValue? = nil) throws(CommandFailure) -> JSONValue {
             do {
                 let (_, bytes) = try client.request(method, path, json: body.map { Array($0.serialized.utf8) }, timeout: timeout)
-                return (try? LonglinkHTTP.JSONValue.parse(bytes)) ?? .string(String(decoding: bytes, as: UTF8.self))
+                return (try? JSONValue.parse(bytes)) ?? .string(String(decoding: bytes, as: UTF8.self))
             } catch {
                 guard let status = error.status else {
                     throw CommandFailure("cannot reach the admin API at \(address): \(error)", exitCode: 3)
@@ -54,7 +55,7 @@ public enum TogglesCommand {
             guard parts.count == 2, let route = LonglinkToggleRoute(app: String(parts[0]), name: String(parts[1])) else {
                 throw CommandLineError("'\(words[1])' is not APP/NAME (app [a-z0-9_-], name [A-Za-z0-9_.-])")
             }
-            let value: LonglinkHTTP.JSONValue =
+            let value: JSONValue =
                 switch ToggleValue(parsing: words[2]) {
                 case .bool(let on): .bool(on)
                 case .rollout(let percent): .object([("rollout", .int(Int64(percent)))])
@@ -74,7 +75,7 @@ public enum TogglesCommand {
     }
 
     /// `config://rider/new_home_screen = 25% (offset 3)`.
-    static func line(_ toggle: LonglinkHTTP.JSONValue) -> String {
+    static func line(_ toggle: JSONValue) -> String {
         let value: String =
             switch toggle["value"] {
             case .bool(let on)?: on ? "on" : "off"

@@ -1,5 +1,6 @@
 public import LonglinkCore
 public import LonglinkHTTP
+public import LonglinkJSON
 
 /// The admin API's JSON shapes for records, snapshots and refusals. Absent fields are omitted.
 public enum AdminJSON {

@@ -2,6 +2,7 @@ import LonglinkCore
 import LonglinkHTTP
 import LonglinkLoop
 import Synchronization
+import LonglinkJSON
 
 extension AdminServer {
     /// The `/admin/...` endpoints, after authentication. `path` is without the leading `admin`.

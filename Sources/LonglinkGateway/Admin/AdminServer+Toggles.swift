@@ -1,5 +1,6 @@
 import LonglinkCore
 import LonglinkHTTP
+import LonglinkJSON
 
 extension AdminServer {
     /// `GET /admin/toggles[?app=]`, `GET|PUT|DELETE /admin/toggles/{app}/{name}`.

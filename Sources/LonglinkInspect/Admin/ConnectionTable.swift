@@ -1,4 +1,5 @@
 import Foundation
+import LonglinkJSON
 
 /// One connected client as `GET /admin/connections` lists it.
 public struct AdminConnection: Hashable, Sendable, Decodable {

@@ -1,3 +1,4 @@
+import LonglinkJSON
 /// Everything `inspect pcap` finds in a capture: the TCP connections to the gateway port, each direction
 /// reassembled and decoded, a timeline of frames, and counts.
 public struct CaptureAnalysis: Sendable {

@@ -1,3 +1,4 @@
+import LonglinkJSON
 /// One TCP connection found in a capture, with what was decoded in each direction.
 public struct CaptureConnection: Sendable {
     /// 1-based, in order of first packet.

@@ -1,3 +1,4 @@
+import LonglinkJSON
 /// Counts of what a decode or capture run saw: frames by kind, bytes, malformed frames and framing issues.
 public struct FrameTally: Hashable, Sendable {
     /// Frames decoded (malformed ones included).

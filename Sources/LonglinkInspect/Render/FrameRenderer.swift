@@ -1,4 +1,5 @@
 import LonglinkCore
+import LonglinkJSON
 
 /// Where a frame was seen in a capture: shown instead of the byte offset on `pcap` lines.
 public struct CaptureContext: Hashable, Sendable {

@@ -1,4 +1,5 @@
 import LonglinkCore
+import LonglinkJSON
 
 /// The significant fields of a decoded frame, in display order, shared by the text and JSON renderings.
 struct FrameSummary {

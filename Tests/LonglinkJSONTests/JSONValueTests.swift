@@ -1,4 +1,4 @@
-import LonglinkHTTP
+import LonglinkJSON
 import Testing
 
 @Suite("JSON values")
@@ -20,5 +20,15 @@ struct JSONValueTests {
     @Test("refuses malformed text", arguments: ["", "{", "[1,]", "{\"a\" 1}", "01", "\"\\x\"", "tru", "1 2", "\"\u{01}\"", "[" + String(repeating: "[", count: 40) + String(repeating: "]", count: 41)])
     func malformed(text: String) {
         #expect(throws: JSONError.self) { try JSONValue.parse(text) }
+    }
+
+    @Test("unsigned numbers beyond Int64 serialize as digits and compare with equal numbers")
+    func unsigned() throws {
+        #expect(JSONValue.uint(UInt64.max).serialized == "18446744073709551615")
+        #expect(JSONValue.uint(7) == .int(7))
+        #expect(JSONValue.uint(7).intValue == 7)
+        #expect(JSONValue.uint(UInt64.max).intValue == nil)
+        #expect(JSONValue.int(-1) != .uint(UInt64.max))
+        #expect(try JSONValue.parse("[18446744073709551615]").arrayValue?.first?.doubleValue == Double(UInt64.max))
     }
 }

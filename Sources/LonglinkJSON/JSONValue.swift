@@ -1,5 +1,5 @@
 /// A JSON document as a value, with a serializer and a parser and no Foundation: what the admin API reads and
-/// writes. Objects keep their key order, so responses read the way they were built.
+/// writes and the inspector prints. Objects keep their key order, so output reads the way it was built.
 public enum JSONValue: Sendable, Hashable {
     /// `null`.
     case null
@@ -7,6 +7,8 @@ public enum JSONValue: Sendable, Hashable {
     case bool(Bool)
     /// An integer (serialized without a fraction).
     case int(Int64)
+    /// An unsigned integer beyond `Int64` (raw protobuf varints); serialized as digits.
+    case uint(UInt64)
     /// A number with a fraction or exponent.
     case double(Double)
     /// A string.
@@ -23,6 +25,9 @@ public enum JSONValue: Sendable, Hashable {
         case (.int(let a), .int(let b)): a == b
         case (.double(let a), .double(let b)): a == b
         case (.int(let a), .double(let b)), (.double(let b), .int(let a)): Double(a) == b
+        case (.uint(let a), .uint(let b)): a == b
+        case (.uint(let a), .int(let b)), (.int(let b), .uint(let a)): b >= 0 && UInt64(b) == a
+        case (.uint(let a), .double(let b)), (.double(let b), .uint(let a)): Double(a) == b
         case (.string(let a), .string(let b)): a == b
         case (.array(let a), .array(let b)): a == b
         case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
@@ -44,6 +49,7 @@ public enum JSONValue: Sendable, Hashable {
     public var intValue: Int64? {
         switch self {
         case .int(let v): v
+        case .uint(let v) where v <= UInt64(Int64.max): Int64(v)
         case .double(let d) where d.rounded() == d && abs(d) < 9e15: Int64(d)
         default: nil
         }
@@ -52,6 +58,7 @@ public enum JSONValue: Sendable, Hashable {
     public var doubleValue: Double? {
         switch self {
         case .int(let v): Double(v)
+        case .uint(let v): Double(v)
         case .double(let d): d
         default: nil
         }
@@ -74,6 +81,7 @@ public enum JSONValue: Sendable, Hashable {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
         case .int(let v): out += String(v)
+        case .uint(let v): out += String(v)
         case .double(let d):
             if d.isFinite {
                 out += d.rounded() == d && abs(d) < 1e15 ? String(Int64(d)) : "\(d)"
