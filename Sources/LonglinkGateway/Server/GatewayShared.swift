@@ -60,10 +60,12 @@ final class GatewayDelivery: BrokerDelivery {
         brokerDidDeliver(contentsOf: [record])
     }
 
+    /// Builds each record's route once (its text is copied from the record's parts) for every loop to look up.
     func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
         guard !records.isEmpty else { return }
+        let routes = records.map(\.route)
         for loop in shared.loops.withLock({ $0 }) {
-            loop.execute { context in context.attachment(LoopGateway.self)?.deliver(records) }
+            loop.execute { context in context.attachment(LoopGateway.self)?.deliver(records, on: routes) }
         }
     }
 

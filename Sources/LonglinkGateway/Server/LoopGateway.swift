@@ -20,8 +20,11 @@ final class LoopGateway {
     private(set) var connections: [UInt64: Connection] = [:]
     let hub = Hub()
     private var pendingFlush: [Connection] = []
-    /// Scratch for encoding control frames and (in `pushBytes`) pushes; copied out after each use.
-    var encodeScratch = ByteBuffer(capacity: 4096)
+    /// Inbound storage no connection holds: a connection borrows it to read and gives it back once its frames
+    /// are processed (it keeps it only while holding a partial frame).
+    var spareInbound = ByteBuffer()
+    /// The largest spare inbound storage kept (a burst of big frames grows a buffer beyond it).
+    static let spareInboundLimit = 64 * 1024
     private var nextSerial: UInt64 = 1
     private var draining = false
     /// `GatewayConfiguration.outboundLimit`, read per delivery (kept here so no configuration struct is copied).
@@ -188,14 +191,12 @@ final class LoopGateway {
 
     /// Encodes one frame for one connection (control frames; pushes are encoded once per record elsewhere).
     func encode(_ frame: ServerFrame) -> [UInt8]? {
-        encodeScratch.clear()
         do {
-            try shared.codec.encode(frame, into: &encodeScratch)
+            return try shared.codec.encodedFrame(frame)
         } catch {
             shared.logger.error("encode failed: \(error)")
             return nil
         }
-        return encodeScratch.readableArray
     }
 
     // MARK: Subscriptions
