@@ -89,7 +89,9 @@ extension ProtobufFrameCodec {
 
     /// The hot path: a push is one flat message plus its `OrderFields`; the order id and line are in the route.
     private static func withCPush(_ push: Push, _ body: (UnsafePointer<CServerFrame>) -> FrameError?) -> FrameError? {
-        guard push.route.recordKey != nil else { return .unencodable("push route \(push.route) carries no records") }
+        guard carriesRecords(push.route) else {
+            return .unencodable("push route \(push.route) carries no records")
+        }
         let record = push.record
         var message = Longlink__V1__Push()
         longlink__v1__push__init(&message)
@@ -127,6 +129,18 @@ extension ProtobufFrameCodec {
             }
         }
     }
+
+    /// Whether `route` is an `order://` or `config://` route (`Route.hasKind`, as a prefix compare of the validated
+    /// text: the push encoder asks it once per record).
+    static func carriesRecords(_ route: Route) -> Bool {
+        var text = route.text
+        return text.withUTF8 { bytes in
+            bytes.starts(with: Self.orderPrefix) || bytes.starts(with: Self.configPrefix)
+        }
+    }
+
+    private static let orderPrefix = Array("order://".utf8)
+    private static let configPrefix = Array("config://".utf8)
 
     private static func withCPublishResult(
         _ result: PublishResult,

@@ -21,8 +21,9 @@ enum StateCatalog {
         return states
     }()
 
-    /// Number by state name.
-    static let numbers: [String: UInt32] = Dictionary(uniqueKeysWithValues: entries)
+    /// Number by state (hashing a state hashes its precomputed 64-bit hash, not its name).
+    static let codes: [OrderState: UInt32] = Dictionary(
+        uniqueKeysWithValues: entries.map { (OrderState($0.0), $0.1) })
 
     private static var entries: [(String, UInt32)] {
         let descriptor = longlink__v1__state__descriptor
@@ -70,7 +71,7 @@ extension ProtobufFrameCodec {
 
     /// Calls `body` with `state` as a catalog number, or as its name when the catalog does not hold it.
     static func withCState(_ state: OrderState, _ body: (CState) -> FrameError?) -> FrameError? {
-        if let number = StateCatalog.numbers[state.name] {
+        if let number = StateCatalog.codes[state] {
             return body(.code(Longlink__V1__State(rawValue: number)))
         }
         return withCString(state.name) { body(.name($0)) }
@@ -188,44 +189,53 @@ extension ProtobufFrameCodec {
         return StreamPosition(epoch: position.epoch, offset: position.offset)
     }
 
-    /// An `OrderFields` message; `.none` when absent.
+    /// An `OrderFields` message; `.none` when absent. The values are read first and the fields made once (each
+    /// `OrderFields` setter would copy its box).
     static func fields(_ pointer: UnsafeMutablePointer<Longlink__V1__OrderFields>?) throws(FrameError) -> OrderFields {
         guard let message = pointer?.pointee else { return .none }
-        var fields = OrderFields()
+        var driverID: String?
         if message.opt_driver_id_case == LONGLINK__V1__ORDER_FIELDS__OPT_DRIVER_ID_DRIVER_ID {
-            fields.driverID = try string(message.driver_id, "driver_id")
+            driverID = try string(message.driver_id, "driver_id")
         }
+        var etaSeconds: UInt32?
         if message.opt_eta_seconds_case == LONGLINK__V1__ORDER_FIELDS__OPT_ETA_SECONDS_ETA_SECONDS {
-            fields.etaSeconds = message.eta_seconds
+            etaSeconds = message.eta_seconds
         }
+        var location: GeoPoint?
         let hasLatitude = message.opt_latitude_e6_case == LONGLINK__V1__ORDER_FIELDS__OPT_LATITUDE_E6_LATITUDE_E6
         let hasLongitude = message.opt_longitude_e6_case == LONGLINK__V1__ORDER_FIELDS__OPT_LONGITUDE_E6_LONGITUDE_E6
         switch (hasLatitude, hasLongitude) {
         case (true, true):
-            fields.location = GeoPoint(latitudeE6: message.latitude_e6, longitudeE6: message.longitude_e6)
+            location = GeoPoint(latitudeE6: message.latitude_e6, longitudeE6: message.longitude_e6)
         case (false, false):
             break
         default:
             throw .invalidValue("a location needs both latitude_e6 and longitude_e6")
         }
+        var cancellationReason: String?
         if message.opt_cancellation_reason_case
             == LONGLINK__V1__ORDER_FIELDS__OPT_CANCELLATION_REASON_CANCELLATION_REASON
         {
-            fields.cancellationReason = try string(message.cancellation_reason, "cancellation_reason")
+            cancellationReason = try string(message.cancellation_reason, "cancellation_reason")
         }
+        var payload: [UInt8] = []
         if message.payload.len > 0, let data = message.payload.data {
-            fields.payload = Array(UnsafeBufferPointer(start: data, count: message.payload.len))
+            payload = Array(UnsafeBufferPointer(start: data, count: message.payload.len))
         }
+        var toggle: ToggleValue?
         switch message.opt_toggle_case {
-        case LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_BOOL: fields.toggle = .bool(message.toggle_bool != 0)
+        case LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_BOOL: toggle = .bool(message.toggle_bool != 0)
         case LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_ROLLOUT_PERCENT:
             guard message.toggle_rollout_percent <= 100 else { throw .invalidValue("toggle rollout above 100%") }
-            fields.toggle = .rollout(percent: Int(message.toggle_rollout_percent))
+            toggle = .rollout(percent: Int(message.toggle_rollout_percent))
         case LONGLINK__V1__ORDER_FIELDS__OPT_TOGGLE_TOGGLE_STRING:
-            fields.toggle = .string(try string(message.toggle_string, "toggle_string"))
+            toggle = .string(try string(message.toggle_string, "toggle_string"))
         default: break
         }
-        return fields
+        return OrderFields(
+            driverID: driverID, etaSeconds: etaSeconds, location: location,
+            cancellationReason: cancellationReason, payload: payload, toggle: toggle
+        )
     }
 
     /// Parses a route field; `.invalidValue` when it is not a valid route URL.

@@ -33,6 +33,19 @@ public struct ProtobufFrameCodec: FrameCodec {
         if let failure { throw failure }
     }
 
+    /// Encodes a server→client frame as its own array: the exact size is known before packing, so protobuf-c
+    /// packs straight into the array's uninitialized storage (one allocation, no zero-filling, no copy).
+    public func encodedFrame(_ frame: ServerFrame) throws(FrameError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        let failure = Self.withCMessage(frame) { message in
+            let size = CLonglinkProto_server_frame_packed_size(message)
+            bytes = Self.packedFrame(size: size) { out in CLonglinkProto_server_frame_pack(message, out, size, size) }
+            return nil
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
     /// Encodes a client→server frame, appending its varint length prefix and body to `buffer`.
     public func encode(_ frame: ClientFrame, into buffer: inout ByteBuffer) throws(FrameError) {
         let failure = Self.withCMessage(frame) { message in
@@ -86,6 +99,27 @@ public struct ProtobufFrameCodec: FrameCodec {
             let written = pack(out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count)
             precondition(written == size, "protobuf-c packed \(written) bytes, announced \(size)")
             return written
+        }
+    }
+
+    /// An array holding `size` as a varint followed by the `size` bytes `pack` writes at the pointer it gets.
+    private static func packedFrame(size: Int, _ pack: (UnsafeMutablePointer<UInt8>) -> Int) -> [UInt8] {
+        var prefixLength = 1
+        var rest = UInt64(size) >> 7
+        while rest != 0 {
+            prefixLength += 1
+            rest >>= 7
+        }
+        return [UInt8](unsafeUninitializedCapacity: prefixLength + size) { out, initialized in
+            var value = UInt64(size)
+            for index in 0..<prefixLength - 1 {
+                out[index] = UInt8(truncatingIfNeeded: value) | 0x80
+                value >>= 7
+            }
+            out[prefixLength - 1] = UInt8(truncatingIfNeeded: value)
+            let written = pack(out.baseAddress! + prefixLength)
+            precondition(written == size, "protobuf-c packed \(written) bytes, announced \(size)")
+            initialized = prefixLength + size
         }
     }
 

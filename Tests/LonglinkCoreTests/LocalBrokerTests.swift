@@ -64,6 +64,15 @@ final class BatchDelivery: BrokerDelivery {
     func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) { batches.withLock { $0.append(records) } }
 }
 
+/// Records each batch with the routes the broker handed along.
+final class RoutedBatchDelivery: BrokerDelivery {
+    let batches = Mutex<[(records: [OrderChangeRecord], routes: [Route])]>([])
+    func brokerDidDeliver(_ record: OrderChangeRecord) { batches.withLock { $0.append(([record], [record.route])) } }
+    func brokerDidDeliver(contentsOf records: [OrderChangeRecord], routes: [Route]) {
+        batches.withLock { $0.append((records, routes)) }
+    }
+}
+
 @Suite("LocalBroker batches")
 struct LocalBrokerBatchTests {
     func record(_ id: String, _ offset: UInt64) -> OrderChangeRecord {
@@ -91,6 +100,19 @@ struct LocalBrokerBatchTests {
         #expect(batches.first?.map { "\($0.orderID)/\($0.position.offset)" } == ["1/1", "3/1", "1/2"])
         broker.shutdown()
         #expect(throws: BrokerError.notRunning) { try broker.publish(contentsOf: [record("1", 3)]) }
+    }
+
+    @Test("a batch carries each record's route, built once by the broker's filter")
+    func routedBatch() throws {
+        let broker = LocalBroker()
+        let delivery = RoutedBatchDelivery()
+        try broker.start(delivering: delivery)
+        try broker.subscribe([Route.order(.taxi, OrderID("1")!), Route.order(.taxi, OrderID("3")!)])
+        try broker.publish(contentsOf: [record("1", 1), record("2", 1), record("3", 1)])
+        let batches = delivery.batches.withLock { $0 }
+        #expect(batches.count == 1)
+        #expect(batches.first?.routes == [Route.order(.taxi, OrderID("1")!), Route.order(.taxi, OrderID("3")!)])
+        #expect(batches.first.map { $0.records.map(\.route) == $0.routes } == true)
     }
 
     @Test("the default batch publish tries every record and throws the first error")

@@ -280,6 +280,33 @@ struct EndToEndTests {
         #expect(try good.next(pushFrame)?.record.position.offset == 1)
     }
 
+    @Test("a frame split across reads stays with its connection while others read through the loop's spare buffer")
+    func splitFrameWhileOthersRead() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        let split = try RawPeer(port: harness.port)
+        try split.handshake()
+        let bytes = try RawPeer.bytes(.subscribe(SubscribeRequest(requestID: 7, route: route.text, since: nil)))
+        try split.sendRaw(Array(bytes.prefix(bytes.count / 2)))
+        // Others read and drain their buffers on every loop meanwhile (enough peers to cover each loop).
+        var others: [RawPeer] = []
+        for index in 0..<8 {
+            let other = try RawPeer(port: harness.port)
+            try other.handshake()
+            let otherRoute = Route.order(.taxi, OrderID("split-\(index)")!)
+            #expect(try other.subscribe(otherRoute, requestID: 3)?.route == otherRoute)
+            others.append(other)
+        }
+        try split.sendRaw(Array(bytes.dropFirst(bytes.count / 2)))
+        let subscribed = try split.next { frame -> Subscribed? in
+            if case .subscribed(let subscribed) = frame { subscribed } else { nil }
+        }
+        #expect(subscribed?.requestID == 7)
+        #expect(subscribed?.route == route)
+        try await harness.apply(taxiChanges("8812", count: 1)[0])
+        #expect(try split.next(pushFrame)?.record.position.offset == 1)
+    }
+
     @Test("drain sends shutdown with a reconnect delay within the drain period to everyone")
     func drain() async throws {
         let harness = try GatewayHarness(drainPeriod: .milliseconds(400))

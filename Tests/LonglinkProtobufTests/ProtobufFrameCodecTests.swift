@@ -70,11 +70,11 @@ struct ProtobufFrameCodecTests {
         for name in ["created", "dispatching", "matching", "reserved", "driver_assigned", "driver_arriving",
                      "driver_arrived", "in_trip", "completed", "paid", "cancelled", "no_driver_timeout",
                      "pool_matched"] {
-            #expect(StateCatalog.numbers[name] != nil, "\(name) is in the catalog")
+            #expect(StateCatalog.codes[OrderState(name)] != nil, "\(name) is in the catalog")
             #expect(try size(OrderState(name)) == size("paid"))
         }
-        #expect(StateCatalog.numbers["paid"] == 10)
-        #expect(StateCatalog.numbers.count == 13)
+        #expect(StateCatalog.codes["paid"] == 10)
+        #expect(StateCatalog.codes.count == 13)
     }
 
     @Test("encoding appends to what the buffer already holds")
@@ -83,6 +83,29 @@ struct ProtobufFrameCodecTests {
         buffer.writeBytes([0xAA, 0xBB])
         try codec.encode(ServerFrame.ping, into: &buffer)
         #expect(buffer.readableArray == [0xAA, 0xBB, 0x02, 0x12, 0x00])
+    }
+
+    @Test("encodedFrame gives exactly the bytes encode(into:) appends, for every server frame")
+    func encodedFrameMatchesEncode() throws {
+        for (name, frame) in Samples.serverFrames {
+            var buffer = ByteBuffer()
+            try codec.encode(frame, into: &buffer)
+            #expect(try codec.encodedFrame(frame) == buffer.readableArray, "\(name)")
+            var decodable = ByteBuffer()
+            decodable.writeBytes(try codec.encodedFrame(frame))
+            #expect(try codec.decodeNextServerFrame(from: &decodable) == frame, "\(name)")
+        }
+        let big = Push(
+            route: .order(.taxi, OrderID("big")!),
+            record: OrderChangeRecord(
+                orderID: OrderID("big")!, line: .taxi, fromState: nil, toState: "created",
+                fields: OrderFields(payload: [UInt8](repeating: 7, count: 300)),
+                position: StreamPosition(epoch: 1, offset: 1), timestampMillis: 1, idempotencyKey: "k")
+        )
+        var buffer = ByteBuffer()
+        try codec.encode(ServerFrame.push(big), into: &buffer)
+        #expect(buffer.readableBytes > 300)
+        #expect(try codec.encodedFrame(.push(big)) == buffer.readableArray, "a two-byte length prefix")
     }
 
     @Test("ping and pong are the smallest frames, one per direction")

@@ -55,17 +55,24 @@ public final class LocalBroker: Broker {
     /// batch, in order.
     public func publish(contentsOf records: [OrderChangeRecord]) throws(BrokerError) {
         guard !records.isEmpty else { return }
-        let (handler, wanted): ((any BrokerDelivery)?, [OrderChangeRecord]) = try state.withLock {
+        let (handler, wanted, routes): ((any BrokerDelivery)?, [OrderChangeRecord], [Route]) = try state.withLock {
             (state) throws(BrokerError) in
             guard state.running else { throw .notRunning }
-            guard let handler = state.handler, !state.routes.isEmpty else { return (nil, []) }
+            guard let handler = state.handler, !state.routes.isEmpty else { return (nil, [], []) }
             var wanted: [OrderChangeRecord] = []
+            var routes: [Route] = []
             wanted.reserveCapacity(records.count)
-            for record in records where state.routes[record.route] != nil { wanted.append(record) }
-            return (handler, wanted)
+            routes.reserveCapacity(records.count)
+            for record in records {
+                let route = record.route
+                guard state.routes[route] != nil else { continue }
+                wanted.append(record)
+                routes.append(route)
+            }
+            return (handler, wanted, routes)
         }
         guard let handler, !wanted.isEmpty else { return }
-        handler.brokerDidDeliver(contentsOf: wanted)
+        handler.brokerDidDeliver(contentsOf: wanted, routes: routes)
     }
 
     /// Number of distinct routes this node subscribed to.

@@ -50,6 +50,9 @@ public protocol BrokerDelivery: Sendable {
     /// Several records for routes this node subscribed to, in publish order (one batch: a delivery that hops to
     /// other threads can hand it over as one job per thread instead of one per record).
     func brokerDidDeliver(contentsOf records: [OrderChangeRecord])
+    /// `brokerDidDeliver(contentsOf:)` with each record's route (`routes[i] == records[i].route`), from a broker
+    /// that built them anyway to filter, so the delivery need not build them again.
+    func brokerDidDeliver(contentsOf records: [OrderChangeRecord], routes: [Route])
     /// The broker lost its backend (e.g. Redis restarted) and is subscribed again: records of `routes` published
     /// meanwhile may not have been delivered. The gateway has the subscribers of these routes resume from their
     /// positions (the store has the records, or answers `recovered = false` when the history was lost).
@@ -60,6 +63,11 @@ extension BrokerDelivery {
     /// Delivers the records one by one with `brokerDidDeliver(_:)`.
     public func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
         for record in records { brokerDidDeliver(record) }
+    }
+
+    /// Ignores the routes: `brokerDidDeliver(contentsOf:)`.
+    public func brokerDidDeliver(contentsOf records: [OrderChangeRecord], routes: [Route]) {
+        brokerDidDeliver(contentsOf: records)
     }
 
     /// Does nothing: deliveries that cannot lose records (tests, single process) need not implement it.

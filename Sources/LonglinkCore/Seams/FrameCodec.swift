@@ -14,6 +14,18 @@ public protocol FrameCodec: Sendable {
     func decodeClientFrame(body: UnsafeRawBufferPointer) throws(FrameError) -> ClientFrame
     /// Decodes one server→client frame body (without its length prefix).
     func decodeServerFrame(body: UnsafeRawBufferPointer) throws(FrameError) -> ServerFrame
+    /// Encodes a server→client frame (length prefix and body) as an array of its own: the bytes a gateway queues,
+    /// shared by every subscriber of a push. The default encodes into a `ByteBuffer` and copies the bytes out.
+    func encodedFrame(_ frame: ServerFrame) throws(FrameError) -> [UInt8]
+}
+
+extension FrameCodec {
+    /// Encodes into a fresh `ByteBuffer` and copies the bytes out.
+    public func encodedFrame(_ frame: ServerFrame) throws(FrameError) -> [UInt8] {
+        var buffer = ByteBuffer()
+        try encode(frame, into: &buffer)
+        return buffer.readableArray
+    }
 }
 
 /// Why bytes could not be turned into a frame (or a frame into bytes). Every case makes the receiving side

@@ -98,6 +98,8 @@ final class Connection: SelectorHandler {
     private func readAvailable() {
         var total = 0
         let budget = owner.readBudget
+        // Read into the loop's spare buffer unless this connection holds a partial frame (see `releaseIdleBuffer`).
+        if inbound.capacity == 0 { swap(&inbound, &owner.spareInbound) }
         while total < budget && !isClosed && peer.phase != .draining {
             let result: IOResult<Int>
             do {
@@ -123,8 +125,16 @@ final class Connection: SelectorHandler {
     }
 
     /// An idle connection keeps no inbound storage: memory per idle connection is what the gateway scales on.
+    /// Drained storage goes back to the loop as its spare (unless it grew past `LoopGateway.spareInboundLimit`),
+    /// so the next read on this loop does not allocate and zero a fresh read buffer.
     private func releaseIdleBuffer() {
-        if inbound.readableBytes == 0 && inbound.capacity > 0 { inbound = ByteBuffer() }
+        guard inbound.readableBytes == 0 && inbound.capacity > 0 else { return }
+        if inbound.capacity <= LoopGateway.spareInboundLimit && owner.spareInbound.capacity == 0 {
+            inbound.clear()
+            swap(&inbound, &owner.spareInbound)
+        } else {
+            inbound = ByteBuffer()
+        }
     }
 
     private func processFrames() {

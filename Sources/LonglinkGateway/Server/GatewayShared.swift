@@ -60,10 +60,16 @@ final class GatewayDelivery: BrokerDelivery {
         brokerDidDeliver(contentsOf: [record])
     }
 
+    /// Builds each record's route once (its text is copied from the record's parts) for every loop to look up.
     func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
+        brokerDidDeliver(contentsOf: records, routes: records.map(\.route))
+    }
+
+    /// Hands the batch and its routes to every loop, one job per loop.
+    func brokerDidDeliver(contentsOf records: [OrderChangeRecord], routes: [Route]) {
         guard !records.isEmpty else { return }
         for loop in shared.loops.withLock({ $0 }) {
-            loop.execute { context in context.attachment(LoopGateway.self)?.deliver(records) }
+            loop.execute { context in context.attachment(LoopGateway.self)?.deliver(records, on: routes) }
         }
     }
 

@@ -3,16 +3,16 @@ import Synchronization
 
 /// Fan-out on one loop: a commit batch's records reach this loop's subscribers, each push encoded once per loop.
 extension LoopGateway {
-    /// A batch of stored records for this loop's subscribers, in commit order. A record's push is encoded once,
-    /// when its first subscriber here takes it, and the same bytes go to every one of them (one hub lookup per
-    /// record); the counters are added once per batch.
-    func deliver(_ records: [OrderChangeRecord]) {
+    /// A batch of stored records for this loop's subscribers, in commit order, with their routes (`routes[i]` is
+    /// `records[i].route`, built once for all loops). A record's push is encoded once, when its first subscriber
+    /// here takes it, and the same bytes go to every one of them (one hub lookup per record); the counters are
+    /// added once per batch.
+    func deliver(_ records: [OrderChangeRecord], on routes: [Route]) {
         let counters = shared.counters
         let now = wallMillis
         var pushed = 0
         var pushedBytes = 0
-        for record in records {
-            let route = record.route
+        for (record, route) in zip(records, routes) {
             var push = PushBytes.notEncoded
             var count = 0
             let subscribers = hub.forEachSubscriber(of: route) { connection in
@@ -47,15 +47,14 @@ extension LoopGateway {
         case .failed:
             return nil
         case .notEncoded:
-            encodeScratch.clear()
+            let bytes: [UInt8]
             do {
-                try shared.codec.encode(.push(Push(route: route, record: record)), into: &encodeScratch)
+                bytes = try shared.codec.encodedFrame(.push(Push(route: route, record: record)))
             } catch {
                 shared.logger.error("could not encode a push: \(error)", [("route", route.text)])
                 push = .failed
                 return nil
             }
-            let bytes = encodeScratch.readableArray
             push = .encoded(bytes)
             return bytes
         }

@@ -20,8 +20,11 @@ final class LoopGateway {
     private(set) var connections: [UInt64: Connection] = [:]
     let hub = Hub()
     private var pendingFlush: [Connection] = []
-    /// Scratch for encoding control frames and (in `pushBytes`) pushes; copied out after each use.
-    var encodeScratch = ByteBuffer(capacity: 4096)
+    /// Inbound storage no connection holds: a connection borrows it to read and gives it back once its frames
+    /// are processed (it keeps it only while holding a partial frame).
+    var spareInbound = ByteBuffer()
+    /// The largest spare inbound storage kept (a burst of big frames grows a buffer beyond it).
+    static let spareInboundLimit = 64 * 1024
     private var nextSerial: UInt64 = 1
     private var draining = false
     /// `GatewayConfiguration.outboundLimit`, read per delivery (kept here so no configuration struct is copied).
@@ -29,7 +32,11 @@ final class LoopGateway {
     /// `GatewayConfiguration.readBudget`, read per read event.
     let readBudget: Int
     /// Store requests were queued this iteration (they are committed together before the loop sleeps).
-    private var storeWorkQueued = false
+    var storeWorkQueued = false
+    /// Results of this loop's publishes, completed by the Store and taken by one job per batch.
+    let publishResults = PublishResults()
+    /// The batch `completePublishes` works on (capacity reused).
+    var completedPublishes: [PublishResults.Completed] = []
     /// Monotonic milliseconds sampled per loop iteration.
     var nowMillis: UInt64 { context.now / 1_000_000 }
     /// Wall-clock milliseconds (token expiry compares with it).
@@ -188,14 +195,12 @@ final class LoopGateway {
 
     /// Encodes one frame for one connection (control frames; pushes are encoded once per record elsewhere).
     func encode(_ frame: ServerFrame) -> [UInt8]? {
-        encodeScratch.clear()
         do {
-            try shared.codec.encode(frame, into: &encodeScratch)
+            return try shared.codec.encodedFrame(frame)
         } catch {
             shared.logger.error("encode failed: \(error)")
             return nil
         }
-        return encodeScratch.readableArray
     }
 
     // MARK: Subscriptions
@@ -292,54 +297,6 @@ final class LoopGateway {
         let (removed, emptied) = hub.remove(connection, from: route)
         if removed { shared.counters.subscriptions.subtract(1, ordering: .relaxed) }
         if emptied { try? shared.broker.unsubscribe([route]) }
-    }
-
-    // MARK: Publishing and acks
-
-    func publish(_ change: OrderChange, from connection: Connection, requestID: UInt32, wantsReceipts: Bool) {
-        let loop = context.eventLoop
-        let connectionID = connection.id
-        let shared = self.shared
-        let started = MonotonicClock.nanoseconds()
-        storeWorkQueued = true
-        shared.store.applyQueued(change) { result in
-            shared.counters.storeApplyLatency.observe(MonotonicClock.nanoseconds() &- started)
-            switch result {
-            case .success(let applied):
-                shared.counters.publishesApplied.add(1, ordering: .relaxed)
-                if wantsReceipts && !applied.deduplicated {
-                    shared.receipts.watch(
-                        applied.record.route,
-                        applied.record.position,
-                        publisherLoop: loop,
-                        connection: connectionID,
-                        nowMillis: shared.clock.nowMillis()
-                    )
-                }
-            case .failure(let error):
-                shared.counters.publishesRefused.add(1, ordering: .relaxed)
-                shared.counters.recordPublishRefused(error.code)
-                if error.code == .unavailable { shared.counters.storeErrors.add(1, ordering: .relaxed) }
-            }
-            loop.execute { context in
-                guard let gateway = context.attachment(LoopGateway.self),
-                    let connection = gateway.connections[connectionID], !connection.isClosed
-                else { return }
-                connection.perform(connection.peer.publishCompleted(requestID: requestID, result: result))
-            }
-        }
-    }
-
-    func acknowledged(_ route: Route, offset: UInt64, by connection: Connection) {
-        let receipts = shared.receipts.acknowledged(route, offset: offset, subscriberID: connection.clientID, nowMillis: wallMillis)
-        for (loop, connectionID, receipt) in receipts {
-            loop.execute { context in
-                guard let gateway = context.attachment(LoopGateway.self),
-                    let publisher = gateway.connections[connectionID], !publisher.isClosed
-                else { return }
-                publisher.send(.deliveryReceipt(receipt))
-            }
-        }
     }
 
     // MARK: Time
