@@ -6,9 +6,11 @@ public import LonglinkCore
 /// (order, offset), a partial index on the idempotency key finds replays, `meta` holds the store's epoch (random
 /// when the file is created, then stable across reopens) and `schema_version` the applied migrations.
 ///
-/// `applyBatch` is group commit: one `BEGIN IMMEDIATE … COMMIT` for the whole batch, a `SAVEPOINT` around each
-/// change's writes so a change that fails rolls back only itself, and results reported only after `COMMIT`
-/// succeeded. If `COMMIT` fails, every change of the batch fails with `.storage` and none is reported stored.
+/// `applyBatch` is group commit: one `BEGIN IMMEDIATE … COMMIT` for the whole batch, and results reported only
+/// after `COMMIT` succeeded. A change whose writes fail (a full disk) rolls back only itself: the batch is then
+/// rolled back and replayed with a `SAVEPOINT` around each change (the first pass runs without them, two
+/// statements fewer per change). If `COMMIT` fails, every change of the batch fails with `.storage` and none is
+/// reported stored.
 ///
 /// What survives a crash:
 /// - With WAL and `synchronous: .normal` (the default), every committed transaction (so every change `apply`
