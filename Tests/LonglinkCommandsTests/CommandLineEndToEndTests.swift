@@ -64,6 +64,35 @@ final class ServerProcess {
     deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 }
 
+/// A loopback port bound (not listening) for as long as this value lives: connecting to it is refused, and no other
+/// socket can bind it meanwhile.
+final class BoundPort {
+    let fd: CInt
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard fd >= 0, bound == 0 else {
+            if fd >= 0 { close(fd) }
+            throw POSIXError(.EADDRINUSE)
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.fd = fd
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+}
+
 func run(_ arguments: [String]) async -> (Int32, CommandIO) {
     let io = CommandIO.capturing()
     let code = await LonglinkCLI.main(arguments: arguments, environment: [:], io: io)
@@ -139,7 +168,12 @@ struct CommandLineEndToEndTests {
         #expect(simulateIO.capturedOut.contains("0 refused, 0 failed"))
 
         #expect(server.terminate() == 0)
-        let (unreachable, unreachableIO) = await run(["publish", "--order", "1", "--state", "created", "--server", address, "--timeout", "1s"])
+        // The freed port may be bound again by a parallel suite at once: aim at a port this test holds bound
+        // without listening, which refuses connections and nobody else can take.
+        let closedPort = try BoundPort()
+        let (unreachable, unreachableIO) = await run([
+            "publish", "--order", "1", "--state", "created", "--server", "127.0.0.1:\(closedPort.port)", "--timeout", "1s",
+        ])
         #expect(unreachable == 3)
         #expect(!unreachableIO.capturedErr.isEmpty)
     }

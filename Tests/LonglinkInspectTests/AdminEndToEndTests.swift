@@ -14,20 +14,33 @@ struct AdminEndToEndTests {
     /// A `longlink serve` child with a client port and an admin port.
     final class Gateway {
         let process: SpawnedProcess
-        let port: Int
-        let adminPort: Int
+        private(set) var port = 0
+        private(set) var adminPort = 0
         let scratch: ScratchDirectory
 
+        /// Starts serve on port 0 for both listeners and reads the ports it bound from its log (a port picked
+        /// free beforehand can be taken by a parallel suite before the child binds it).
         init() async throws {
             scratch = try ScratchDirectory()
-            port = try freePort()
-            adminPort = try freePort()
             let binary = try #require(Self.longlinkPath(), "the longlink executable is not built; run `swift build`")
             process = try SpawnedProcess(
                 binary,
-                ["serve", "--listen", "127.0.0.1:\(port)", "--metrics-listen", "127.0.0.1:\(adminPort)", "--store", "memory",
+                ["serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--store", "memory",
                  "--loops", "1", "--insecure-dev"],
                 stdout: scratch.file("serve.out"), stderr: scratch.file("serve.err"))
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline && (port == 0 || adminPort == 0) && process.isRunning {
+                let text = log + ((try? String(contentsOfFile: scratch.file("serve.out"), encoding: .utf8)) ?? "")
+                port = Self.port(after: "serving on 127.0.0.1:", in: text) ?? 0
+                adminPort = Self.port(after: "operations listener on 127.0.0.1:", in: text) ?? 0
+                if port == 0 || adminPort == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+        }
+
+        /// The digits right after `marker` in `text`.
+        static func port(after marker: String, in text: String) -> Int? {
+            guard let range = text.range(of: marker) else { return nil }
+            return Int(String(text[range.upperBound...].prefix { $0.isNumber }))
         }
 
         deinit {
@@ -130,20 +143,6 @@ struct AdminEndToEndTests {
         #expect(result.lines.count == 2)
         #expect(result.lines.allSatisfy { $0.contains(" order://taxi/tap-1 ") && !$0.contains("\u{1B}[") })
     }
-}
-
-/// A TCP port that was free a moment ago.
-func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
 }
 
 import Synchronization
