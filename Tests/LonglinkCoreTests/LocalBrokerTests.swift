@@ -7,20 +7,21 @@ final class CollectingDelivery: BrokerDelivery {
     func brokerDidDeliver(_ record: OrderChangeRecord) { records.withLock { $0.append(record) } }
 }
 
+/// A first record of taxi order `id` at `offset` (epoch 1).
+func record(_ id: String, _ offset: UInt64) -> OrderChangeRecord {
+    OrderChangeRecord(
+        orderID: OrderID(id)!,
+        line: .taxi,
+        fromState: nil,
+        toState: "created",
+        fields: .none,
+        position: StreamPosition(epoch: 1, offset: offset),
+        timestampMillis: 0
+    )
+}
+
 @Suite("LocalBroker")
 struct LocalBrokerTests {
-    func record(_ id: String, _ offset: UInt64) -> OrderChangeRecord {
-        OrderChangeRecord(
-            orderID: OrderID(id)!,
-            line: .taxi,
-            fromState: nil,
-            toState: "created",
-            fields: .none,
-            position: StreamPosition(epoch: 1, offset: offset),
-            timestampMillis: 0
-        )
-    }
-
     @Test("delivers subscribed routes in publish order and nothing else")
     func delivery() throws {
         let broker = LocalBroker()
@@ -75,18 +76,6 @@ final class RoutedBatchDelivery: BrokerDelivery {
 
 @Suite("LocalBroker batches")
 struct LocalBrokerBatchTests {
-    func record(_ id: String, _ offset: UInt64) -> OrderChangeRecord {
-        OrderChangeRecord(
-            orderID: OrderID(id)!,
-            line: .taxi,
-            fromState: nil,
-            toState: "created",
-            fields: .none,
-            position: StreamPosition(epoch: 1, offset: offset),
-            timestampMillis: 0
-        )
-    }
-
     @Test("a commit's records go on as one batch of the subscribed ones, in order")
     func batch() throws {
         let broker = LocalBroker()
