@@ -214,12 +214,16 @@ final class BenchConnection: SelectorHandler {
     private func readAvailable() {
         for _ in 0..<8 {
             let result: IOResult<Int>
+            var drained = false
             do {
                 let wanted = inbound.writableBytes >= 1024 ? 1024 : 16 * 1024
                 var outcome: IOResult<Int> = .wouldBlock
                 try inbound.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw throws(IOError) in
                     outcome = try Socket.read(fd, into: raw)
-                    if case .processed(let count) = outcome { return count }
+                    if case .processed(let count) = outcome {
+                        drained = count < raw.count
+                        return count
+                    }
                     return 0
                 }
                 result = outcome
@@ -230,6 +234,8 @@ final class BenchConnection: SelectorHandler {
             guard count > 0 else { return shutDown("closed by server") }
             decodeFrames()
             guard state != .closed else { return }
+            // A short read emptied the socket; the next bytes fire epoll again (no read just for EAGAIN).
+            if drained { break }
         }
         compactInbound()
     }

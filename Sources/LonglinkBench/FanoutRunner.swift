@@ -1,3 +1,4 @@
+import Glibc
 import LonglinkCore
 import LonglinkLoop
 import Synchronization
@@ -151,6 +152,7 @@ struct FanoutRunner {
 
         // 3. Publish, sampling once a second.
         let statsBefore = serverPID.flatMap { ProcessStats.read(pid: $0) }
+        let benchBefore = ProcessStats.read(pid: getpid())
         background?.start()
         loops.loop(0).execute { context in
             guard let box = context.attachment(PublisherBox.self), let sink = box.sink else { return }
@@ -183,6 +185,7 @@ struct FanoutRunner {
             return delivered && (drainUntil?(counters) ?? true)
         }
         let statsAfter = serverPID.flatMap { ProcessStats.read(pid: $0) }
+        let benchAfter = ProcessStats.read(pid: getpid())
         sampler.sample()
 
         // 5. Figures.
@@ -214,6 +217,22 @@ struct FanoutRunner {
             let wall = max(elapsed, 0.001)
             run.figures.append(Figure("server_cpu_percent", 100 * (after.cpuSeconds - before.cpuSeconds) / wall, "%"))
             run.figures.append(Figure("server_rss_bytes", Double(after.residentBytes), "B"))
+            // Where the server's CPU goes per delivery: its own code, or the kernel (on loopback, a sender's
+            // `sendmsg` also runs the receiver's TCP input). Both servers make one send per delivery on many routes,
+            // so the kernel part is a floor that no user-space work removes.
+            if deliveries > 0 {
+                let perDelivery = 1e6 / Double(deliveries)
+                run.figures.append(Figure("server_user_us_per_delivery", (after.userSeconds - before.userSeconds) * perDelivery, "µs"))
+                run.figures.append(
+                    Figure("server_system_us_per_delivery", (after.systemSeconds - before.systemSeconds) * perDelivery, "µs")
+                )
+            }
+        }
+        if let before = benchBefore, let after = benchAfter, deliveries > 0 {
+            // The load generator shares the machine: its CPU per delivery is what the server cannot use.
+            run.figures.append(
+                Figure("bench_cpu_us_per_delivery", (after.cpuSeconds - before.cpuSeconds) * 1e6 / Double(deliveries), "µs")
+            )
         }
         run.figures += extraFigures?(counters) ?? []
         run.setLatency(histograms.total)

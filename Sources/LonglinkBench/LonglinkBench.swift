@@ -91,7 +91,10 @@ public enum LonglinkBench {
         }
         var gateway: BenchServer
         if let text = parameters.server {
-            gateway = BenchServer(address: try parseHostPort(text))
+            let address = try parseHostPort(text)
+            // A gateway on this machine is found by its listening port, for its CPU and memory figures.
+            let local = address.host.hasPrefix("127.") || address.host == "::1"
+            gateway = BenchServer(address: address, pid: local ? ListeningProcess.pid(listeningOn: Int(address.port)) : nil)
         } else {
             guard let executable = executable ?? BenchServers.selfExecutable else {
                 throw BenchError("cannot find the longlink executable to start a gateway; pass --server HOST:PORT")

@@ -6,7 +6,12 @@ public struct ProcessStats: Sendable, Hashable, Codable {
     /// Resident set size in bytes (`VmRSS`): the user-space memory the process holds in RAM.
     public var residentBytes: Int
     /// User plus system CPU time consumed so far, in seconds.
-    public var cpuSeconds: Double
+    public var cpuSeconds: Double { userSeconds + systemSeconds }
+    /// CPU time spent in the process's own code and libraries (`utime`), in seconds.
+    public var userSeconds: Double
+    /// CPU time the kernel spent for the process (`stime`: system calls, and on loopback the TCP receive path the
+    /// sender runs for its peer), in seconds.
+    public var systemSeconds: Double
     /// Open file descriptors.
     public var openFiles: Int
 
@@ -25,7 +30,7 @@ public struct ProcessStats: Sendable, Hashable, Codable {
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         let files = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
-        return ProcessStats(residentBytes: resident, cpuSeconds: (user + system) / ticks, openFiles: files)
+        return ProcessStats(residentBytes: resident, userSeconds: user / ticks, systemSeconds: system / ticks, openFiles: files)
     }
 
     /// The soft open-file limit of this process.

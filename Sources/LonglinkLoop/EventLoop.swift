@@ -39,11 +39,12 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     }
 
     /// Runs `job` on the loop thread, after the current iteration's I/O and timers. Callable from any thread,
-    /// including the loop itself (the job then runs in the next iteration). Returns false, dropping the job, once the
+    /// including the loop itself (the job then runs in the next iteration, with no eventfd write: the loop polls
+    /// instead of sleeping while jobs wait). Returns false, dropping the job, once the
     /// loop has shut down.
     @discardableResult
     public func execute(_ job: @escaping @Sendable (LoopContext) -> Void) -> Bool {
-        inbox.post(job)
+        inEventLoop ? inbox.postFromLoop(job) : inbox.post(job)
     }
 
     /// Asks the loop to stop after the current iteration; jobs already queued still run. Callable from any thread.

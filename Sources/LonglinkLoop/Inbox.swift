@@ -41,6 +41,20 @@ final class Inbox: Sendable {
         return accepted
     }
 
+    /// Appends a job from the loop's own thread without writing the eventfd: the loop is awake, and before it
+    /// sleeps it sees `hasJobs` and only polls. Saves the write, the wake-up and the read of the eventfd that a
+    /// Store commit on the loop would otherwise cost for its own deliveries and publish results.
+    func postFromLoop(_ job: @escaping @Sendable (LoopContext) -> Void) -> Bool {
+        state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.jobs.append(job)
+            return true
+        }
+    }
+
+    /// Whether jobs wait (the loop then polls instead of sleeping).
+    var hasJobs: Bool { state.withLock { !$0.jobs.isEmpty } }
+
     /// Writes the eventfd. `EAGAIN` (counter saturated) means the loop is already woken, so it is ignored.
     func wake() {
         wakeups.add(1, ordering: .relaxed)

@@ -18,8 +18,9 @@ extension LoopContext {
 
         // 2. Sleep. No timeout arithmetic: the timerfd is armed at the earliest timer deadline and the inbox's
         //    eventfd is written by other threads, so both wake epoll_wait like any other fd. If a hook asked to
-        //    stop, or jobs were enqueued locally by the last step 5, just poll.
-        let timeout: CInt = isStopped || !localJobs.isEmpty ? 0 : -1
+        //    stop, or jobs were enqueued locally (by the last step 5, or posted to the inbox from this thread,
+        //    which writes no eventfd), just poll.
+        let timeout: CInt = isStopped || !localJobs.isEmpty || eventLoop.inbox.hasJobs ? 0 : -1
         let sleeping = measuring ? MonotonicClock.nanoseconds() : 0
         try selector.wait(timeoutMillis: timeout) { fd, generation, fired in
             // 3. Dispatch in the order epoll reported. The loop's own fds (generation 0) only need their readiness

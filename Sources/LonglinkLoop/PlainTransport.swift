@@ -15,6 +15,8 @@ public final class PlainTransport: Transport {
     /// already there. Idle connections thus keep small buffers and busy ones grow (NIO's adaptive allocator, simply).
     public let minimumReadSize: Int
     private var state: State
+    /// Set by `read`: it returned fewer bytes than the buffer had room for, so the socket is empty for now.
+    public private(set) var lastReadDrained = false
 
     /// Wraps a socket. `connecting: true` for a non-blocking connect still in progress.
     public init(fd: CInt, connecting: Bool = false, readSize: Int = 16 * 1024, minimumReadSize: Int = 1024) {
@@ -48,11 +50,16 @@ public final class PlainTransport: Transport {
         var result: IOResult<Int> = .wouldBlock
         do {
             let wanted = buffer.writableBytes >= minimumReadSize ? minimumReadSize : readSize
+            var drained = false
             try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw throws(IOError) in
                 result = try Socket.read(fd, into: raw)
-                if case .processed(let count) = result { return count }
+                if case .processed(let count) = result {
+                    drained = count < raw.count
+                    return count
+                }
                 return 0
             }
+            lastReadDrained = drained
         } catch {
             throw .io(error)
         }

@@ -20,6 +20,10 @@ public protocol Transport: AnyObject {
     /// Appends received bytes to `buffer` (one read per call; the caller applies its read budget).
     /// `.processed(0)` is end of stream.
     func read(into buffer: inout ByteBuffer) throws(TransportError) -> IOResult<Int>
+    /// Whether the last `read` proved the socket empty (it returned fewer bytes than it asked for, on a stream
+    /// that holds nothing in user space), so the caller can wait for the next readiness instead of reading again
+    /// only to get `EAGAIN` (Redis reads once per readable event). False when unknown.
+    var lastReadDrained: Bool { get }
     /// Writes from the front of `queue` and consumes what was written. Check `queue.isEmpty` afterwards.
     func write(_ queue: inout OutboundQueue) throws(TransportError) -> IOResult<Int>
     /// Closes the stream and its fd. Deregister from the loop first. Idempotent.
@@ -40,6 +44,11 @@ public protocol TransportFactory: Sendable {
     func makeTransport(fd: CInt, role: TransportRole) throws(TransportError) -> any Transport
     /// Whether the transports it makes encrypt (for inspection and metrics labels).
     var isEncrypted: Bool { get }
+}
+
+extension Transport {
+    /// Unknown: read again until `.wouldBlock`.
+    public var lastReadDrained: Bool { false }
 }
 
 extension TransportFactory {

@@ -27,6 +27,11 @@ extension BenchEndToEnd {
                 #expect(figure(run, "duplicates") == 0)
                 #expect(figure(run, "gaps") == 0)
                 #expect((figure(run, "deliveries_per_second") ?? 0) > 0)
+                // The server's CPU split per delivery (the gateway found by its port, redis by INFO) and the
+                // load generator's own CPU.
+                #expect((figure(run, "server_user_us_per_delivery") ?? -1) >= 0, "\(run["system"] ?? "")")
+                #expect((figure(run, "server_system_us_per_delivery") ?? -1) >= 0, "\(run["system"] ?? "")")
+                #expect((figure(run, "bench_cpu_us_per_delivery") ?? -1) >= 0)
                 let latency = try #require(run["latency"] as? [String: Any])
                 #expect(latency["count"] as? Int == 3_000)
             }

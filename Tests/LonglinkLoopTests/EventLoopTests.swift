@@ -63,6 +63,31 @@ struct EventLoopTests {
         #expect(waitUntil { ran.value == 2_000 })
     }
 
+    @Test("a job the loop posts to itself writes no eventfd, and a chain of such jobs never stalls the loop")
+    func ownThreadPostsDoNotWake() throws {
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdownGracefully() }
+        let loop = group.loops[0]
+        let ran = Shared(0)
+        let started = Shared(false)
+        loop.execute { _ in started.update { $0 = true } }
+        #expect(waitUntil { started.value })
+        // Give the loop time to go to sleep in epoll_wait: every wake-up from here on is counted.
+        usleep(20_000)
+        let before = loop.wakeupCount
+
+        // One job from outside (one eventfd write); it posts the next from the loop thread, 1,000 times over.
+        // Each self-posted job must run without an eventfd write: the loop polls instead of sleeping.
+        @Sendable func chain(_ left: Int, _ context: LoopContext) {
+            ran.update { $0 += 1 }
+            guard left > 0 else { return }
+            context.eventLoop.execute { context in chain(left - 1, context) }
+        }
+        loop.execute { context in chain(999, context) }
+        #expect(waitUntil { ran.value == 1_000 })
+        #expect(loop.wakeupCount == before + 1)
+    }
+
     @Test("timers fire in deadline order and a cancelled timer never fires")
     func timersInDeadlineOrder() throws {
         let group = try EventLoopGroup(numberOfThreads: 1)

@@ -100,7 +100,7 @@ final class Connection: SelectorHandler {
         let budget = owner.readBudget
         // Read into the loop's spare buffer unless this connection holds a partial frame (see `releaseIdleBuffer`).
         if inbound.capacity == 0 { swap(&inbound, &owner.spareInbound) }
-        while total < budget && !isClosed && peer.phase != .draining {
+        reading: while total < budget && !isClosed && peer.phase != .draining {
             let result: IOResult<Int>
             do {
                 result = try transport.read(into: &inbound)
@@ -119,6 +119,9 @@ final class Connection: SelectorHandler {
                 total += count
                 lastActivityMillis = owner.nowMillis
                 processFrames()
+                // A short read emptied the socket: epoll (level-triggered) reports the next bytes; reading again
+                // now would only return EAGAIN.
+                if transport.lastReadDrained { break reading }
             }
         }
         releaseIdleBuffer()
