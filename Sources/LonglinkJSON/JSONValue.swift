@@ -108,9 +108,16 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
-    /// Appends `text` as a JSON string literal; `<`, `>` and `&` are escaped too, so the output is safe to inline
-    /// in an HTML page.
-    public static func quote(_ text: String, into out: inout String) {
+    /// `text` as a JSON string literal (see `quote(_:into:htmlSafe:)`).
+    public static func quoted(_ text: String, htmlSafe: Bool = true) -> String {
+        var out = ""
+        quote(text, into: &out, htmlSafe: htmlSafe)
+        return out
+    }
+
+    /// Appends `text` as a JSON string literal. With `htmlSafe` (the default), `<`, `>`, `&`, U+2028 and U+2029 are
+    /// escaped too, so the output is safe to inline in an HTML page; log lines and terminal output keep them as is.
+    public static func quote(_ text: String, into out: inout String, htmlSafe: Bool = true) {
         out += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -119,7 +126,8 @@ public enum JSONValue: Sendable, Hashable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case "<", ">", "&", "\u{2028}", "\u{2029}":
+            case "<" where htmlSafe, ">" where htmlSafe, "&" where htmlSafe, "\u{2028}" where htmlSafe,
+                "\u{2029}" where htmlSafe:
                 out += unicodeEscape(scalar.value)
             case _ where scalar.value < 0x20 || scalar.value == 0x7F:
                 out += unicodeEscape(scalar.value)

@@ -31,4 +31,14 @@ struct JSONValueTests {
         #expect(JSONValue.int(-1) != .uint(UInt64.max))
         #expect(try JSONValue.parse("[18446744073709551615]").arrayValue?.first?.doubleValue == Double(UInt64.max))
     }
+
+    @Test("quoting escapes HTML-significant characters by default, and only control characters for log lines")
+    func quoting() throws {
+        let text = "a<b>&c\u{2028}\"\n\u{01}\u{7F}"
+        #expect(JSONValue.quoted(text) == "\"a\\u003cb\\u003e\\u0026c\\u2028\\\"\\n\\u0001\\u007f\"")
+        #expect(JSONValue.quoted(text, htmlSafe: false) == "\"a<b>&c\u{2028}\\\"\\n\\u0001\\u007f\"")
+        for htmlSafe in [true, false] {
+            #expect(try JSONValue.parse(JSONValue.quoted(text, htmlSafe: htmlSafe)) == .string(text))
+        }
+    }
 }

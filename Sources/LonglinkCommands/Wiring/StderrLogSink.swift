@@ -1,5 +1,6 @@
 import Foundation
 import LonglinkCore
+import LonglinkJSON
 
 /// Writes log records to stderr: readable text on a terminal, JSON lines otherwise (for log shippers).
 struct StderrLogSink: LogSink {
@@ -44,19 +45,8 @@ struct StderrLogSink: LogSink {
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
     }
 
+    /// `text` as a JSON string literal for a log or output line (`JSONValue.quote`, without the HTML escapes).
     static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        JSONValue.quoted(text, htmlSafe: false)
     }
 }
