@@ -33,7 +33,7 @@ enum ListeningProcess {
         let padded = String(repeating: "0", count: max(0, 4 - hexPort.count)) + hexPort
         var inodes: [String] = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = readProcFile(table) else { continue }
+            guard let text = ProcFile.read(table) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
                 // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode ...
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -42,25 +42,5 @@ enum ListeningProcess {
             }
         }
         return inodes
-    }
-
-    /// Reads a `/proc` file to its end. They report a size of 0 and are produced a page at a time, so they are read
-    /// in chunks until `read` returns 0 (a socket table with thousands of connections is megabytes long).
-    static func readProcFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -17,8 +17,7 @@ public struct ProcessStats: Sendable, Hashable, Codable {
 
     /// Reads the figures of `pid`; nil when the process is gone or not readable.
     public static func read(pid: Int32) -> ProcessStats? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        guard let status = ProcFile.read("/proc/\(pid)/status"), let stat = ProcFile.read("/proc/\(pid)/stat")
         else { return nil }
         var resident = 0
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {

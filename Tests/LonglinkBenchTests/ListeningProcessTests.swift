@@ -32,4 +32,14 @@ struct ListeningProcessTests {
         #expect(ListeningProcess.listeningInodes(port: port).isEmpty)
         #expect(ListeningProcess.pid(listeningOn: port) == nil)
     }
+
+    @Test("a /proc file is read to its end, not only its first page")
+    func procFilesAreReadWhole() throws {
+        // This process maps dozens of libraries: its maps file is several pages long.
+        let maps = try #require(ProcFile.read("/proc/self/maps"))
+        #expect(maps.utf8.count > 3 * 4096)
+        #expect(maps.hasSuffix("\n"))
+        #expect(maps.split(separator: "\n").contains { $0.hasSuffix("[stack]") })
+        #expect(ProcFile.read("/proc/no-such-file") == nil)
+    }
 }
