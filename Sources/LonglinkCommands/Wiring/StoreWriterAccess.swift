@@ -21,9 +21,7 @@ struct StoreWriterAccess: StoreAccess {
         limit: Int,
         completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
     ) {
-        writer.catchUp(line, order, after: since, limit: limit, deferred: true) { result in
-            completion(result.map { SubscribeRead(epoch: $0.epoch, snapshot: $0.snapshot, history: $0.history) })
-        }
+        catchUp(line, order, since: since, limit: limit, deferred: true, completion: completion)
     }
 
     func commitQueued() {
@@ -38,7 +36,18 @@ struct StoreWriterAccess: StoreAccess {
         limit: Int,
         completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
     ) {
-        writer.catchUp(line, order, after: since, limit: limit) { result in
+        catchUp(line, order, since: since, limit: limit, deferred: false, completion: completion)
+    }
+
+    private func catchUp(
+        _ line: BusinessLine,
+        _ order: OrderID,
+        since: StreamPosition?,
+        limit: Int,
+        deferred: Bool,
+        completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
+    ) {
+        writer.catchUp(line, order, after: since, limit: limit, deferred: deferred) { result in
             completion(result.map { SubscribeRead(epoch: $0.epoch, snapshot: $0.snapshot, history: $0.history) })
         }
     }
