@@ -243,6 +243,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Redis Cluster: the adapter's cluster client, store and broker, and gateway nodes on a real local cluster.
+        .testTarget(
+            name: "LonglinkRedisClusterTests",
+            dependencies: [
+                "LonglinkRedis", "LonglinkCommands", "LonglinkGateway", "LonglinkStores", "LonglinkLoop", "LonglinkProtobuf",
+                "LonglinkCore", "LonglinkTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "LonglinkInspectTests",
             dependencies: [

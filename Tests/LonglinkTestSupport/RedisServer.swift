@@ -17,9 +17,7 @@ public final class RedisServer {
     /// `persistentDirectory` turns on the append-only file there (`appendfsync always`), so a restarted server on
     /// the same directory keeps its data.
     public init(port fixedPort: Int? = nil, persistentDirectory: String? = nil, timeout: Duration = .seconds(10)) throws {
-        guard let executable = ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"]
-            .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { throw RedisServerError("redis-server is not installed (Debian package redis-server)") }
+        let executable = try Self.executable()
         var lastError = "no attempt"
         for _ in 0..<3 {  // a free port can be taken between probing and binding; try again then
             let port = try fixedPort ?? Self.freePort()
@@ -50,6 +48,14 @@ public final class RedisServer {
 
     deinit { stop() }
 
+    /// The redis-server binary; throws when it is not installed.
+    static func executable() throws -> String {
+        guard let executable = ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"]
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else { throw RedisServerError("redis-server is not installed (Debian package redis-server)") }
+        return executable
+    }
+
     /// `redis://127.0.0.1:PORT`.
     public var url: String { "redis://127.0.0.1:\(port)" }
 
@@ -60,7 +66,8 @@ public final class RedisServer {
         Self.kill(pid)
     }
 
-    private static func kill(_ pid: Int32) {
+    /// SIGTERM, then SIGKILL after a second, and reaps.
+    static func kill(_ pid: Int32) {
         Glibc.kill(pid, SIGTERM)
         var status: Int32 = 0
         for _ in 0..<100 {
@@ -72,7 +79,7 @@ public final class RedisServer {
     }
 
     /// Spawns with an empty signal mask: a test process may block SIGTERM, and the mask survives exec.
-    private static func spawn(_ executable: String, _ arguments: [String]) throws -> Int32 {
+    static func spawn(_ executable: String, _ arguments: [String]) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -93,7 +100,7 @@ public final class RedisServer {
         return pid
     }
 
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RedisServerError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
