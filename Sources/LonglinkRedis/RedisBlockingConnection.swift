@@ -55,9 +55,26 @@ public final class RedisBlockingConnection {
     /// replies come back as `.error` values in place; an I/O failure throws (the connection is then broken).
     public func pipeline(_ commands: [[[UInt8]]]) throws(RedisError) -> [RedisReply] {
         for arguments in commands { try append(arguments) }
+        return try read(commands.count)
+    }
+
+    /// The first half of a pipeline: queues `commands` and writes them all, without reading any reply, so a caller
+    /// can have several servers work at once (`RedisClusterClient` writes to every node, then reads each).
+    public func write(_ commands: [[[UInt8]]]) throws(RedisError) {
+        for arguments in commands { try append(arguments) }
+        var done: Int32 = 0
+        while done == 0 {
+            guard redisBufferWrite(context, &done) == REDIS_OK else {
+                throw .io(String(cString: CLonglinkHiredis_contextError(context)))
+            }
+        }
+    }
+
+    /// The second half of a pipeline: reads `count` replies in order (error replies in place).
+    public func read(_ count: Int) throws(RedisError) -> [RedisReply] {
         var replies: [RedisReply] = []
-        replies.reserveCapacity(commands.count)
-        for _ in commands { replies.append(try nextReply()) }
+        replies.reserveCapacity(count)
+        for _ in 0..<count { replies.append(try nextReply()) }
         return replies
     }
 

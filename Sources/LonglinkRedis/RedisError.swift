@@ -12,6 +12,9 @@ public enum RedisError: Error, Hashable, Sendable, CustomStringConvertible {
     case unexpectedReply(String)
     /// The connection was closed before the reply came (or the command was sent after `close()`).
     case closed
+    /// A Redis Cluster could not serve the command in time: no master for its slot (a failover under way), or
+    /// redirections that did not settle. Retrying later may work.
+    case cluster(String)
 
     public var description: String {
         switch self {
@@ -21,6 +24,7 @@ public enum RedisError: Error, Hashable, Sendable, CustomStringConvertible {
         case .server(let message): "RedisError: server: \(message)"
         case .unexpectedReply(let why): "RedisError: unexpected reply: \(why)"
         case .closed: "RedisError: connection closed"
+        case .cluster(let why): "RedisError: cluster: \(why)"
         }
     }
 }
