@@ -4,14 +4,17 @@ public import LonglinkCore
 extension RedisOrderStore {
     public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError) {
         guard !closed else { throw .closed }
+        walk = nil
         let key = OrderKey(line: snapshot.line, id: snapshot.orderID)
+        let slot = slot(key)
         for _ in 0..<Self.maxAttempts {
+            let epoch = try knownEpoch(slot: slot)
             let imported = try ChangeValidation.prepareImport(snapshot, history: history, catalog: catalog, epoch: epoch)
-            let replies = try transaction([
+            let replies = try transaction(key, [
                 [Array("HGETALL".utf8), keys.order(key.line, key.id)],
                 [Array("XRANGE".utf8), keys.history(key.line, key.id), Array("-".utf8), Array("+".utf8)],
             ])
-            guard imported.snapshot.position.epoch == epoch else { continue }  // the epoch changed underneath
+            guard imported.snapshot.position.epoch == epochs[slot] else { continue }  // the epoch changed underneath
             let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(replies[0]), line: key.line, order: key.id, epoch: epoch)
             if let stored {
                 let storedHistory = (replies[1].array ?? []).compactMap {
@@ -41,70 +44,91 @@ extension RedisOrderStore {
                 arguments.append(Array(String(entry.count).utf8))
                 arguments += entry
             }
-            let reply = try evaluate(RedisScripts.importOrder, keys: scriptKeys(key), arguments: arguments)
+            let (reply, confirmed) = try runWriteScripts([
+                WriteScript(slot: slot, script: RedisScripts.importOrder, keys: scriptKeys(key), arguments: arguments)
+            ])[0].get()
             switch reply.array?.first?.string {
-            case "OK": return
+            case "OK":
+                guard confirmed else { throw unconfirmed(snapshot.route) }
+                return
             case "STALE": continue
-            case "EPOCH": try adoptEpoch(try command([Array("GET".utf8), keys.epoch]).string)
-            default: throw .storage("Redis at \(address): unexpected import reply \(reply)", retryable: false)
+            case "EPOCH": try refreshEpoch(slot: slot)
+            default: throw .storage("\(link.name): unexpected import reply \(reply)", retryable: false)
             }
         }
         throw .storage("\(snapshot.route) kept changing during its import; retry", retryable: true)
     }
 
     /// Removes terminal orders idle for the terminal TTL, then drops records older than the age limit (except
-    /// each order's latest). Candidates come from the `terminal` and `aging` sorted sets in pages of 500; each
-    /// order is handled by one script that re-checks it, so a change racing with `expire` is never lost.
+    /// each order's latest). Candidates come from the `terminal` and `aging` sorted sets (one pair per slot on a
+    /// cluster, read in one pipeline per node) in pages of 500; each order is handled by one script that
+    /// re-checks it, so a change racing with `expire` is never lost.
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int {
         guard !closed else { throw .closed }
         cache.removeAll()
+        walk = nil
         var removed = 0
         if nowMillis >= retention.terminalOrderTTLMillis {
             let cutoff = nowMillis - retention.terminalOrderTTLMillis
-            for member in try candidates(keys.terminal, upTo: cutoff, inclusive: true) {
-                guard let (line, id) = RedisKeys.order(fromMember: member) else { continue }
-                let reply = try evaluate(
-                    RedisScripts.removeTerminal,
-                    keys: [
-                        keys.order(line, id), keys.history(line, id), keys.keys(line, id), keys.orders, keys.terminal,
-                        keys.aging,
-                    ],
+            let scripts = try candidates(keys.terminal, upTo: cutoff, inclusive: true).compactMap { slot, member -> WriteScript? in
+                guard let (line, id) = RedisKeys.order(fromMember: member) else { return nil }
+                return WriteScript(
+                    slot: slot,
+                    script: RedisScripts.removeTerminal,
+                    keys: [keys.order(line, id), keys.history(line, id), keys.keys(line, id), keys.orders(slot), keys.terminal(slot), keys.aging(slot)],
                     arguments: [member, RedisRecordCodec.digits(cutoff)]
                 )
-                removed += Int(reply.integer ?? 0)
             }
+            for result in runWriteScripts(scripts, wait: false) { removed += Int(try result.get().0.integer ?? 0) }
         }
         if nowMillis > retention.maxHistoryAgeMillis {
             let cutoff = nowMillis - retention.maxHistoryAgeMillis
-            for member in try candidates(keys.aging, upTo: cutoff, inclusive: false) {
-                guard let (line, id) = RedisKeys.order(fromMember: member) else { continue }
-                _ = try evaluate(
-                    RedisScripts.ageHistory,
-                    keys: [keys.order(line, id), keys.history(line, id), keys.keys(line, id), keys.aging],
+            let scripts = try candidates(keys.aging, upTo: cutoff, inclusive: false).compactMap { slot, member -> WriteScript? in
+                guard let (line, id) = RedisKeys.order(fromMember: member) else { return nil }
+                return WriteScript(
+                    slot: slot,
+                    script: RedisScripts.ageHistory,
+                    keys: [keys.order(line, id), keys.history(line, id), keys.keys(line, id), keys.aging(slot)],
                     arguments: [member, RedisRecordCodec.digits(cutoff)]
                 )
             }
+            for result in runWriteScripts(scripts, wait: false) { _ = try result.get() }
         }
         return removed
     }
 
-    /// Members of a sorted set scored at or below (or below) `cutoff`, read in pages.
-    private func candidates(_ set: [UInt8], upTo cutoff: UInt64, inclusive: Bool) throws(StoreError) -> [[UInt8]] {
-        var members: [[UInt8]] = []
+    /// Members of each slot's sorted set scored at or below (or below) `cutoff`, read in pages of 500 per slot.
+    private func candidates(_ set: (Int) -> [UInt8], upTo cutoff: UInt64, inclusive: Bool) throws(StoreError) -> [(slot: Int, member: [UInt8])] {
+        var members: [(slot: Int, member: [UInt8])] = []
+        var pending = Array(0..<keys.slotCount)
         var offset = 0
         let page = 500
-        while true {
-            let reply = try command([
-                Array("ZRANGEBYSCORE".utf8), set, Array("-inf".utf8), Array(((inclusive ? "" : "(") + String(cutoff)).utf8),
-                Array("LIMIT".utf8), Array(String(offset).utf8), Array(String(page).utf8),
-            ])
-            let batch = (reply.array ?? []).compactMap { reply -> [UInt8]? in
-                if case .bulk(let bytes) = reply { return bytes }
-                return nil
+        let maximum = Array(((inclusive ? "" : "(") + String(cutoff)).utf8)
+        while !pending.isEmpty {
+            let groups = pending.map { slot in
+                RedisStoreLink.Group(
+                    slot: slot,
+                    commands: [[
+                        Array("ZRANGEBYSCORE".utf8), set(slot), Array("-inf".utf8), maximum, Array("LIMIT".utf8),
+                        Array(String(offset).utf8), Array(String(page).utf8),
+                    ]],
+                    replayable: true
+                )
             }
-            members += batch
-            guard batch.count == page else { return members }
+            var full: [Int] = []
+            for (slot, result) in zip(pending, link.run(groups)) {
+                let reply = try result.get()[0]
+                if case .error(let message) = reply { throw .storage("\(link.name): \(message)", retryable: false) }
+                let batch = (reply.array ?? []).compactMap { reply -> [UInt8]? in
+                    if case .bulk(let bytes) = reply { return bytes }
+                    return nil
+                }
+                members += batch.map { (slot, $0) }
+                if batch.count == page { full.append(slot) }
+            }
+            pending = full
             offset += page
         }
+        return members
     }
 }

@@ -1,6 +1,7 @@
 public import LonglinkCore
 
-/// An `OrderStore` in Redis, shared by every gateway node of a deployment.
+/// An `OrderStore` in Redis, shared by every gateway node of a deployment: on one server (`redis://`) or on a
+/// Redis Cluster (`redis-cluster://`).
 ///
 /// Layout (see `RedisKeys`): each order's snapshot in a hash, its history in a stream whose entry ids are the
 /// offsets (`XADD … MAXLEN` keeps `StoreRetention.maxRecordsPerOrder`), its idempotency keys in a hash, and three
@@ -10,13 +11,21 @@ public import LonglinkCore
 /// last records: run Redis with `appendonly yes` and `appendfsync always` — or `everysec`, accepting up to a
 /// second — when this matters.)
 ///
+/// On a cluster an order's keys share the hash tag `{LINE/ID}`, and the sorted sets and the epoch exist once per
+/// hash slot, so everything the apply script touches is in the order's slot. Positions carry their slot's epoch
+/// (`epoch(of:_:)`), created at random when the slot is first used and again when its shard lost its data.
+/// Commands are pipelined per node through `RedisClusterClient`, which follows `MOVED`/`ASK` and waits out
+/// failovers briefly (then the call fails retryably).
+///
 /// Applying a change: the snapshot comes from a small cache (or one read), `ChangeValidation.prepare` validates
 /// it in Swift, and one Lua script (`RedisScripts.apply`) does the rest atomically: checks the epoch, replays an
 /// idempotency key, compares the order's write token with the one the validation saw (so two nodes can never
 /// both move an order from the same state — the loser re-validates against the winner's snapshot), appends the
-/// record, updates the snapshot and `PUBLISH`es the record to the route's channel. The record therefore reaches
-/// every node's `RedisBroker` from Redis itself; a node must not publish it again. `applyBatch` sends the
-/// scripts of a whole batch as one pipeline.
+/// record, updates the snapshot and publishes the record to the route's channel (`PUBLISH`, or `SPUBLISH` on a
+/// cluster). The record therefore reaches every node's broker from Redis itself; a node must not publish it
+/// again. `applyBatch` sends the scripts of a whole batch as one pipeline (per node). With
+/// `RedisDurability.replicas > 0` a `WAIT` follows each node's scripts, and records are published only once it
+/// confirmed them (see `RedisDurability`).
 ///
 /// A lost connection is reopened on the next call; while Redis is unreachable every call throws
 /// `StoreError.storage(…, retryable: true)` (wire code `unavailable`). A change whose reply was lost with the
@@ -24,8 +33,6 @@ public import LonglinkCore
 ///
 /// Owned by one thread (the Store's writer), like every store; not `Sendable`.
 public final class RedisOrderStore: OrderStore {
-    /// Where the Redis server is.
-    public let address: RedisAddress
     /// The state machines changes are validated against.
     public let catalog: StateMachineCatalog
     /// How much history is kept.
@@ -34,55 +41,116 @@ public final class RedisOrderStore: OrderStore {
     public let channels: RedisChannelScheme?
     /// The key prefix (default `longlink`).
     public let prefix: String
-    /// The epoch of the history in Redis (it changes when Redis lost the history).
-    public private(set) var epoch: UInt32 = 0
+    /// When a change is acknowledged.
+    public let durability: RedisDurability
     let clock: any WallClock
     let keys: RedisKeys
-    private let password: String?
-    private let timeout: Duration
-    private var connection: RedisBlockingConnection?
-    private var scriptHashes: [String: String] = [:]
+    let link: RedisStoreLink
+    /// The epoch of each index slot (one on a server, 16,384 on a cluster), 0 until read (`knownEpoch`).
+    var epochs: [UInt32]
     var closed = false
     /// Recently written or read orders, so a change to a known order is one round trip. Entries can be stale
     /// (another node wrote since): the script's write-token check catches that.
     var cache: [OrderKey: CachedOrder] = [:]
     /// Entries kept in `cache` before it is cleared.
     let cacheLimit = 100_000
+    /// A walk over every order in progress (see `orders(after:limit:)`).
+    var walk: OrderWalk?
+    /// Records confirmed by `WAIT` whose publish then failed (subscribers get them when they next resume).
+    public internal(set) var unpublishedRecords = 0
 
-    /// Opens the store: connects, authenticates, loads the scripts and reads (or creates) the epoch.
+    /// Opens a store on one server: connects, authenticates, loads the scripts and reads (or creates) the epoch.
     /// - Parameters:
     ///   - address: the server (`redis://HOST:PORT/DB`).
     ///   - password: sent with `AUTH` when given.
     ///   - prefix: the key prefix; deployments sharing a server use different ones.
     ///   - channels: how records are published; nil publishes nothing (no Redis broker).
+    ///   - durability: when changes are acknowledged (`WAIT` for replicas, or not).
     ///   - timeout: bounds connecting and every command.
     /// - Throws: `.storage(…, retryable: true)` when Redis cannot be reached.
-    public init(
+    public convenience init(
         address: RedisAddress,
         password: String? = nil,
         prefix: String = "longlink",
         channels: RedisChannelScheme? = .perRoute,
+        durability: RedisDurability = .master,
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
         clock: any WallClock = SystemWallClock(),
         timeout: Duration = .seconds(5)
     ) throws(StoreError) {
-        self.address = address
-        self.password = password
+        try self.init(
+            target: .server(address), password: password, prefix: prefix, channels: channels, durability: durability,
+            catalog: catalog, retention: retention, clock: clock, timeout: timeout
+        )
+    }
+
+    /// Opens a store on a Redis Cluster: discovers it from the seeds, loads the scripts on every master and reads
+    /// (or creates) slot 0's epoch (other slots' when first used). Only per-route channels exist on a cluster (`SPUBLISH` to the order's slot).
+    public convenience init(
+        cluster: RedisClusterAddress,
+        password: String? = nil,
+        prefix: String = "longlink",
+        publishes: Bool = true,
+        durability: RedisDurability = .master,
+        catalog: StateMachineCatalog = .builtIn,
+        retention: StoreRetention = .standard,
+        clock: any WallClock = SystemWallClock(),
+        timeout: Duration = .seconds(5)
+    ) throws(StoreError) {
+        try self.init(
+            target: .cluster(cluster), password: password, prefix: prefix, channels: publishes ? .perRoute : nil,
+            durability: durability, catalog: catalog, retention: retention, clock: clock, timeout: timeout
+        )
+    }
+
+    init(
+        target: RedisStoreLink.Target,
+        password: String?,
+        prefix: String,
+        channels: RedisChannelScheme?,
+        durability: RedisDurability,
+        catalog: StateMachineCatalog,
+        retention: StoreRetention,
+        clock: any WallClock,
+        timeout: Duration
+    ) throws(StoreError) {
         self.prefix = prefix
         self.channels = channels
+        self.durability = durability
         self.catalog = catalog
         self.retention = retention
         self.clock = clock
-        self.timeout = timeout
-        keys = RedisKeys(prefix: prefix)
-        _ = try connected()
+        if case .cluster = target { keys = RedisKeys(prefix: prefix, clustered: true) } else { keys = RedisKeys(prefix: prefix) }
+        link = RedisStoreLink(target, password: password, timeout: timeout)
+        epochs = [UInt32](repeating: 0, count: keys.slotCount)
+        try link.connect()
+        try readEpochs()
+    }
+
+    /// Where the data is, for messages (`redis://…` or `redis-cluster://…`).
+    public var location: String {
+        switch link.target {
+        case .server(let address): "\(address)"
+        case .cluster(let address): "\(address)"
+        }
+    }
+
+    /// The epoch of the history: the only one on a server; on a cluster slot 0's (each slot has its own: see
+    /// `epoch(of:_:)`).
+    public var epoch: UInt32 { epochs[0] }
+
+    /// The epoch of the order's history: the store's on a server; its slot's on a cluster (read when first asked).
+    public func epoch(of line: BusinessLine, _ order: OrderID) -> UInt32 {
+        let slot = keys.slot(line, order)
+        if epochs[slot] == 0 && !closed { try? refreshEpoch(slot: slot) }
+        return epochs[slot]
     }
 
     /// Closes the connection. Further calls throw `.closed`.
     public func shutdown() {
         closed = true
-        connection = nil
+        link.close()
         cache.removeAll()
     }
 
@@ -95,12 +163,14 @@ public final class RedisOrderStore: OrderStore {
     public func records(of line: BusinessLine, _ order: OrderID, after position: StreamPosition, limit: Int)
         throws(StoreError) -> HistoryRead
     {
+        let key = OrderKey(line: line, id: order)
         let from = position.offset &+ 1
-        let replies = try transaction([
+        let replies = try transaction(key, [
             [Array("HGET".utf8), keys.order(line, order), Array("offset".utf8)],
             [Array("XRANGE".utf8), keys.history(line, order), Array("-".utf8), Array("+".utf8), Array("COUNT".utf8), Array("1".utf8)],
             [Array("XRANGE".utf8), keys.history(line, order), Array("\(from)-0".utf8), Array("+".utf8), Array("COUNT".utf8), Array(String(max(1, limit)).utf8)],
         ])
+        let epoch = epoch(for: key)
         let last = replies[0].string.flatMap { UInt64($0) }
         let first = replies[1].array?.first.flatMap { RedisRecordCodec.record(entry: $0, line: line, order: order, epoch: epoch) }
         let window = ChangeValidation.window(
@@ -124,10 +194,12 @@ public final class RedisOrderStore: OrderStore {
     public func retainedHistory(of line: BusinessLine, _ order: OrderID) throws(StoreError)
         -> (snapshot: OrderSnapshot, history: [OrderChangeRecord])?
     {
-        let replies = try transaction([
+        let key = OrderKey(line: line, id: order)
+        let replies = try transaction(key, [
             [Array("HGETALL".utf8), keys.order(line, order)],
             [Array("XRANGE".utf8), keys.history(line, order), Array("-".utf8), Array("+".utf8)],
         ])
+        let epoch = epoch(for: key)
         guard let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(replies[0]), line: line, order: order, epoch: epoch)
         else { return nil }
         let history = (replies[1].array ?? []).compactMap {
@@ -136,40 +208,23 @@ public final class RedisOrderStore: OrderStore {
         return (stored.snapshot, history)
     }
 
-    public func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot] {
-        guard limit > 0 else { return [] }
-        var start: [UInt8] = cursor.map { [UInt8(ascii: "(")] + RedisKeys.member($0.line, $0.orderID) } ?? Array("-".utf8)
-        var snapshots: [OrderSnapshot] = []
-        while snapshots.count < limit {
-            let want = limit - snapshots.count
-            let members = try command([
-                Array("ZRANGEBYLEX".utf8), keys.orders, start, Array("+".utf8), Array("LIMIT".utf8), Array("0".utf8),
-                Array(String(want).utf8),
-            ]).array ?? []
-            let orders = members.compactMap { reply -> (BusinessLine, OrderID)? in
-                guard case .bulk(let member) = reply else { return nil }
-                return RedisKeys.order(fromMember: member)
-            }
-            guard let last = orders.last else { break }
-            let replies = try transaction(orders.map { [Array("HGETALL".utf8), keys.order($0.0, $0.1)] })
-            for (order, reply) in zip(orders, replies) {
-                if let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(reply), line: order.0, order: order.1, epoch: epoch) {
-                    snapshots.append(stored.snapshot)
-                }
-            }
-            guard members.count == want else { break }
-            start = [UInt8(ascii: "(")] + RedisKeys.member(last.0, last.1)
-        }
-        return snapshots
-    }
-
     /// The order's snapshot and write token, read fresh (and cached).
     func load(_ key: OrderKey) throws(StoreError) -> CachedOrder {
-        let replies = try transaction([[Array("HGETALL".utf8), keys.order(key.line, key.id)]])
-        let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(replies[0]), line: key.line, order: key.id, epoch: epoch)
-        let cached = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
-        remember(cached, for: key)
-        return cached
+        try loadAll([key])[0]
+    }
+
+    /// Reads several orders (one transaction per slot, pipelined) into the cache; returns them in order.
+    @discardableResult
+    func loadAll(_ orders: [OrderKey]) throws(StoreError) -> [CachedOrder] {
+        let replies = try transactions(orders.map { ($0, [[Array("HGETALL".utf8), keys.order($0.line, $0.id)]]) })
+        var loaded: [CachedOrder] = []
+        for (key, reply) in zip(orders, replies) {
+            let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(reply[0]), line: key.line, order: key.id, epoch: epoch(for: key))
+            let cached = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
+            remember(cached, for: key)
+            loaded.append(cached)
+        }
+        return loaded
     }
 
     func remember(_ order: CachedOrder, for key: OrderKey) {
@@ -177,92 +232,133 @@ public final class RedisOrderStore: OrderStore {
         cache[key] = order
     }
 
-    // MARK: Connection, epoch, commands
+    // MARK: Epochs and transactions
 
-    /// Runs `commands` in `MULTI … EXEC` together with a read of the epoch, adopting a changed epoch first (see
-    /// `adoptEpoch`). Returns the replies of `commands`.
-    func transaction(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
-        let replies = try pipeline(
-            [[Array("MULTI".utf8)], [Array("GET".utf8), keys.epoch]] + commands + [[Array("EXEC".utf8)]]
-        )
-        guard let results = replies.last?.array, results.count == commands.count + 1 else {
-            throw .storage("Redis at \(address): unexpected transaction reply \(replies.last ?? .null)", retryable: true)
-        }
-        if results[0].string != String(epoch) { try adoptEpoch(results[0].string) }
-        return Array(results.dropFirst())
+    /// The slot of an order's keys.
+    func slot(_ key: OrderKey) -> Int { keys.slot(key.line, key.id) }
+
+    /// The epoch of an order's slot.
+    func epoch(for key: OrderKey) -> UInt32 { epochs[slot(key)] }
+
+    /// Runs `commands` (all on `key`'s slot) in `MULTI … EXEC` with a read of the slot's epoch, adopting a changed
+    /// epoch first (see `adoptEpoch`). Returns the replies of `commands`.
+    func transaction(_ key: OrderKey, _ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
+        try transactions([(key, commands)])[0]
     }
 
-    /// Takes the epoch stored in Redis; when none is stored (a new or flushed Redis), creates one with `SET NX`.
-    /// A changed epoch empties the cache: the history it described is gone.
-    func adoptEpoch(_ stored: String?) throws(StoreError) {
-        var value = stored.flatMap { UInt32($0) }
-        if value == nil {
-            let fresh = UInt32.random(in: 1...UInt32.max)
-            try command([Array("SET".utf8), keys.epoch, Array(String(fresh).utf8), Array("NX".utf8)])
-            value = try command([Array("GET".utf8), keys.epoch]).string.flatMap { UInt32($0) }
+    /// `transaction` for several orders at once: one `MULTI … EXEC` per slot, all pipelined (per node). Returns
+    /// each order's replies, in order.
+    func transactions(_ work: [(key: OrderKey, commands: [[[UInt8]]])]) throws(StoreError) -> [[RedisReply]] {
+        guard !closed else { throw .closed }
+        var bySlot: [(slot: Int, items: [Int])] = []
+        var position: [Int: Int] = [:]
+        for (index, item) in work.enumerated() {
+            let slot = slot(item.key)
+            if let at = position[slot] { bySlot[at].items.append(index) } else {
+                position[slot] = bySlot.count
+                bySlot.append((slot, [index]))
+            }
         }
-        guard let value else { throw .storage("Redis at \(address): the epoch key \(keys.prefix):epoch is not a number", retryable: false) }
-        if value != epoch {
-            epoch = value
+        let groups = bySlot.map { entry in
+            RedisStoreLink.Group(
+                slot: entry.slot,
+                commands: [[Array("MULTI".utf8)], [Array("GET".utf8), keys.epoch(entry.slot)]] + entry.items.flatMap { work[$0].commands }
+                    + [[Array("EXEC".utf8)]],
+                replayable: true
+            )
+        }
+        let results = link.run(groups)
+        var answers = [[RedisReply]](repeating: [], count: work.count)
+        for (entry, result) in zip(bySlot, results) {
+            let replies = try result.get()
+            let expected = entry.items.reduce(1) { $0 + work[$1].commands.count }
+            guard let values = replies.last?.array, values.count == expected else {
+                throw .storage("\(link.name): unexpected transaction reply \(replies.last ?? .null)", retryable: true)
+            }
+            if values[0].string != String(epochs[entry.slot]) { try adoptEpoch(values[0].string, slot: entry.slot) }
+            var at = 1
+            for index in entry.items {
+                answers[index] = Array(values[at..<(at + work[index].commands.count)])
+                at += work[index].commands.count
+            }
+        }
+        return answers
+    }
+
+    /// Reads (or creates) the epoch of slot 0 (the only one on a server); the other slots' are read when first used.
+    func readEpochs() throws(StoreError) {
+        try refreshEpoch(slot: 0)
+    }
+
+    /// The epoch of `slot`, read (or created) first when this store has not seen it yet.
+    func knownEpoch(slot: Int) throws(StoreError) -> UInt32 {
+        if epochs[slot] == 0 { try refreshEpoch(slot: slot) }
+        return epochs[slot]
+    }
+
+    /// Takes the epoch stored for `slot`; when none is stored (a flushed Redis, a shard that lost its data),
+    /// creates a new one. A changed epoch empties the cache: the history it described is gone.
+    func adoptEpoch(_ stored: String?, slot: Int) throws(StoreError) {
+        guard let value = stored.flatMap({ UInt32($0) }) else {
+            if stored != nil {
+                throw .storage("\(link.name): the epoch key \(String(decoding: keys.epoch(slot), as: UTF8.self)) is not a number", retryable: false)
+            }
+            return try createEpochs([slot])
+        }
+        if value != epochs[slot] {
+            epochs[slot] = value
             cache.removeAll()
         }
     }
 
-    /// One command; an error reply is thrown as a non-retryable `.storage`.
-    @discardableResult
-    func command(_ arguments: [[UInt8]]) throws(StoreError) -> RedisReply {
-        let reply = try pipeline([arguments])[0]
-        if case .error(let message) = reply { throw .storage("Redis at \(address): \(message)", retryable: false) }
-        return reply
+    /// Reads the epoch of `slot` again (after the apply script answered `EPOCH`).
+    func refreshEpoch(slot: Int) throws(StoreError) {
+        let replies = try link.run(.init(slot: slot, commands: [[Array("GET".utf8), keys.epoch(slot)]], replayable: true))
+        try adoptEpoch(replies[0].string, slot: slot)
     }
 
-    /// Sends commands in one round trip; error replies are returned in place.
-    func pipeline(_ commands: [[[UInt8]]]) throws(StoreError) -> [RedisReply] {
-        let connection = try connected()
-        do {
-            return try connection.pipeline(commands)
-        } catch {
-            self.connection = nil
-            throw .storage("Redis at \(address) is unreachable: \(error)", retryable: true)
+    /// `SET epoch NEW NX` then `GET` for each slot (another node may have created it first: its value wins). A new
+    /// epoch is random, so a slot that lost its data never gets its old epoch back.
+    private func createEpochs(_ slots: [Int]) throws(StoreError) {
+        let fresh = Array(String(UInt32.random(in: 1...UInt32.max)).utf8)
+        let groups = slots.map { slot in
+            RedisStoreLink.Group(
+                slot: slot,
+                commands: [[Array("SET".utf8), keys.epoch(slot), fresh, Array("NX".utf8)], [Array("GET".utf8), keys.epoch(slot)]],
+                replayable: true
+            )
         }
-    }
-
-    /// `EVALSHA` of one of `RedisScripts`, or `EVAL` when the server does not know it (`NOSCRIPT`).
-    func evaluate(_ script: String, keys scriptKeys: [[UInt8]], arguments: [[UInt8]]) throws(StoreError) -> RedisReply {
-        let reply = try pipeline([evalCommand(script, keys: scriptKeys, arguments: arguments)])[0]
-        if case .error(let message) = reply, message.hasPrefix("NOSCRIPT") {
-            let again = try pipeline([[Array("EVAL".utf8), Array(script.utf8), Array(String(scriptKeys.count).utf8)] + scriptKeys + arguments])[0]
-            if case .error(let message) = again { throw .storage("Redis at \(address): \(message)", retryable: false) }
-            return again
-        }
-        if case .error(let message) = reply { throw .storage("Redis at \(address): \(message)", retryable: false) }
-        return reply
-    }
-
-    /// The `EVALSHA` command for a script.
-    func evalCommand(_ script: String, keys scriptKeys: [[UInt8]], arguments: [[UInt8]]) -> [[UInt8]] {
-        let sha = scriptHashes[script] ?? ""
-        return [Array("EVALSHA".utf8), Array(sha.utf8), Array(String(scriptKeys.count).utf8)] + scriptKeys + arguments
-    }
-
-    /// The open connection, reconnecting (with `AUTH`, scripts and the epoch) when there is none.
-    private func connected() throws(StoreError) -> RedisBlockingConnection {
-        guard !closed else { throw .closed }
-        if let connection, !connection.isBroken { return connection }
-        connection = nil
-        let fresh: RedisBlockingConnection
-        do {
-            fresh = try RedisBlockingConnection(address, password: password, timeout: timeout)
-            for script in RedisScripts.all {
-                scriptHashes[script] = try fresh.command(["SCRIPT", "LOAD", script]).string
+        for (slot, result) in zip(slots, link.run(groups)) {
+            let replies = try result.get()
+            if case .error(let message) = replies[0] { throw .storage("\(link.name): \(message)", retryable: false) }
+            guard let value = replies[1].string.flatMap({ UInt32($0) }) else {
+                throw .storage("\(link.name): the epoch of slot \(slot) could not be created", retryable: true)
             }
-        } catch {
-            throw .storage("Redis at \(address) is unreachable: \(error)", retryable: true)
+            if value != epochs[slot] {
+                epochs[slot] = value
+                cache.removeAll()
+            }
         }
-        connection = fresh
-        let stored = try command([Array("GET".utf8), keys.epoch]).string
-        try adoptEpoch(stored)
-        return fresh
+    }
+
+    /// One script on `key`'s slot: `EVALSHA`, or `EVAL` when the node does not know it (`NOSCRIPT`). An error
+    /// reply is thrown as a non-retryable `.storage`. With `trailer` (a `WAIT`), returns its replies after the
+    /// script's.
+    func evaluate(_ script: String, slot: Int, keys scriptKeys: [[UInt8]], arguments: [[UInt8]], trailer: [[[UInt8]]] = [])
+        throws(StoreError) -> [RedisReply]
+    {
+        var replies = try link.run(
+            .init(slot: slot, commands: [link.evalCommand(script, keys: scriptKeys, arguments: arguments)], replayable: false),
+            trailer: trailer
+        )
+        if case .error(let message) = replies[0], message.hasPrefix("NOSCRIPT") {
+            replies = try link.run(
+                .init(slot: slot, commands: [RedisStoreLink.evalSourceCommand(script, keys: scriptKeys, arguments: arguments)], replayable: false),
+                trailer: trailer
+            )
+        }
+        if case .error(let message) = replies[0] { throw .storage("\(link.name): \(message)", retryable: false) }
+        return replies
     }
 }
 

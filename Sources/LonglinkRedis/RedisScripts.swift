@@ -7,7 +7,7 @@
 enum RedisScripts {
     /// One validated change: epoch check, idempotency check, write-token compare-and-set, history append with
     /// retention by count (dropping the idempotency keys of trimmed records), snapshot update, index updates
-    /// and `PUBLISH` to the route's channel.
+    /// and `PUBLISH` to the route's channel. On a cluster every key is in the order's slot (see `RedisKeys`).
     ///
     /// KEYS: order hash, history stream, idempotency hash, epoch, orders set, terminal set, aging set.
     /// ARGV: epoch, expected token ('' = the order must not exist), new token, idempotency key, offset, maxlen,
@@ -23,7 +23,11 @@ enum RedisScripts {
           local at = redis.call('HGET', KEYS[3], idem)
           if at then
             local found = redis.call('XRANGE', KEYS[2], at .. '-0', at .. '-0')
-            if #found > 0 then return {'DUP', found[1], redis.call('HGETALL', KEYS[1])} end
+            if #found > 0 then
+              -- Rewrite the token unchanged: a write, so a WAIT after this replay covers the replayed record.
+              redis.call('HSET', KEYS[1], 'w', redis.call('HGET', KEYS[1], 'w') or '')
+              return {'DUP', found[1], redis.call('HGETALL', KEYS[1])}
+            end
           end
         end
         local token = redis.call('HGET', KEYS[1], 'w') or ''
@@ -61,6 +65,25 @@ enum RedisScripts {
         end
         if ARGV[7] ~= '' then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
         return {'OK'}
+        """
+
+    /// `apply` for a Redis Cluster: the record goes to the route's shard channel (`SPUBLISH`), which is in the
+    /// order's slot like every key the script touches.
+    static let applySharded = apply.replacing("redis.call('PUBLISH',", with: "redis.call('SPUBLISH',")
+
+    /// Looks up an idempotency key (when a change no longer validates, it may be the retry of one that was
+    /// stored): the epoch check and the replay branch of `apply`, alone.
+    ///
+    /// KEYS: order hash, history stream, idempotency hash, epoch. ARGV: epoch, idempotency key.
+    /// Returns `{'DUP', entry, snapshot-hash}`, `{'NONE'}` or `{'EPOCH'}`.
+    static let replay = """
+        if redis.call('GET', KEYS[4]) ~= ARGV[1] then return {'EPOCH'} end
+        local at = redis.call('HGET', KEYS[3], ARGV[2])
+        if not at then return {'NONE'} end
+        local found = redis.call('XRANGE', KEYS[2], at .. '-0', at .. '-0')
+        if #found == 0 then return {'NONE'} end
+        redis.call('HSET', KEYS[1], 'w', redis.call('HGET', KEYS[1], 'w') or '')
+        return {'DUP', found[1], redis.call('HGETALL', KEYS[1])}
         """
 
     /// Writes an imported order (replacing what is stored), guarded by the same epoch check and write token.
@@ -153,5 +176,5 @@ enum RedisScripts {
         """
 
     /// Every script, for `SCRIPT LOAD` on connect.
-    static let all = [apply, importOrder, removeTerminal, ageHistory]
+    static let all = [apply, applySharded, replay, importOrder, removeTerminal, ageHistory]
 }

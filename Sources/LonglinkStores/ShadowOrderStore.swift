@@ -32,6 +32,8 @@ public final class ShadowOrderStore: OrderStore {
 
     public var epoch: UInt32 { primary.epoch }
 
+    public func epoch(of line: BusinessLine, _ order: OrderID) -> UInt32 { primary.epoch(of: line, order) }
+
     public func apply(_ change: OrderChange) throws(StoreError) -> AppliedChange {
         let first = Result { () throws(StoreError) in try primary.apply(change) }
         let second = Result { () throws(StoreError) in try shadow.apply(change) }
@@ -89,7 +91,7 @@ public final class ShadowOrderStore: OrderStore {
         }
         if compareReads {
             var moved = position
-            if position != .zero && position.epoch == primary.epoch { moved.epoch = shadow.epoch }
+            if position != .zero && position.epoch == primary.epoch(of: line, order) { moved.epoch = shadow.epoch(of: line, order) }
             let second = Result { () throws(StoreError) in
                 try shadow.records(of: line, order, after: moved, limit: limit)
             }

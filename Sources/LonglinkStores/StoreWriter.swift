@@ -161,7 +161,7 @@ public final class StoreWriter: Sendable {
 
     /// An order's snapshot and the records after a position, read together on the writer thread.
     public struct CatchUp: Hashable, Sendable {
-        /// The store's epoch at the time of the read (it changes when a store loses its history).
+        /// The order's epoch at the time of the read (`OrderStore.epoch(of:_:)`; it changes when a store loses its history).
         public var epoch: UInt32
         /// The order now (nil when it does not exist or expired).
         public var snapshot: OrderSnapshot?
@@ -189,7 +189,7 @@ public final class StoreWriter: Sendable {
                     try store.records(of: line, order, after: position, limit: limit)
                 }
                 // Read after the data: a store that noticed lost history during the reads (Redis) has its new epoch now.
-                return CatchUp(epoch: store.epoch, snapshot: snapshot, history: history)
+                return CatchUp(epoch: store.epoch(of: line, order), snapshot: snapshot, history: history)
             },
             deferred: deferred,
             completion: completion

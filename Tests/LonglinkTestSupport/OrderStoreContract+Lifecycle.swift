@@ -8,7 +8,7 @@ extension OrderStoreContract {
         defer { store.shutdown() }
         for change in OrderFixtures.taxiLifecycle("8") { _ = try store.apply(change) }
         let id = OrderFixtures.id("8")
-        let at = { (offset: UInt64) in StreamPosition(epoch: store.epoch, offset: offset) }
+        let at = { (offset: UInt64) in StreamPosition(epoch: store.epoch(of: .taxi, id), offset: offset) }
         #expect(try store.records(of: .taxi, id, after: .zero, limit: 100) == .expired)
         #expect(try store.records(of: .taxi, id, after: at(4), limit: 100) == .expired)
         guard case .records(let kept) = try store.records(of: .taxi, id, after: at(5), limit: 100) else {
@@ -33,7 +33,7 @@ extension OrderStoreContract {
         setup.clock.advance(byMillis: 20_000)
         _ = try store.apply(lifecycle[3])
         #expect(try store.expire(nowMillis: setup.clock.nowMillis()) == 0)
-        let at = { (offset: UInt64) in StreamPosition(epoch: store.epoch, offset: offset) }
+        let at = { (offset: UInt64) in StreamPosition(epoch: store.epoch(of: .taxi, OrderFixtures.id("9")), offset: offset) }
         #expect(try store.records(of: .taxi, OrderFixtures.id("9"), after: at(1), limit: 10) == .expired)
         guard case .records(let kept) = try store.records(of: .taxi, OrderFixtures.id("9"), after: at(3), limit: 10)
         else {
@@ -109,8 +109,8 @@ extension OrderStoreContract {
         let copied = try #require(try store.snapshot(of: .taxi, OrderFixtures.id("m1")))
         let copiedHistory = try #require(try OrderFixtures.history(store, .taxi, "m1"))
         #expect(ChangeValidation.isSameOrder((snapshot, history), (copied, copiedHistory)))
-        #expect(copied.position == StreamPosition(epoch: store.epoch, offset: 5))
-        #expect(copiedHistory.allSatisfy { $0.position.epoch == store.epoch })
+        #expect(copied.position == StreamPosition(epoch: store.epoch(of: .taxi, OrderFixtures.id("m1")), offset: 5))
+        #expect(copiedHistory.allSatisfy { $0.position.epoch == store.epoch(of: .taxi, OrderFixtures.id("m1")) })
         try store.importOrder(snapshot, history: history)  // identical: no-op
 
         let replay = try store.apply(lifecycle[1])

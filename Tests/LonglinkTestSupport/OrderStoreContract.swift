@@ -46,7 +46,7 @@ public enum OrderStoreContract {
             setup.clock.advance(byMillis: 1_000)
             let applied = try store.apply(change)
             #expect(!applied.deduplicated)
-            #expect(applied.record.position == StreamPosition(epoch: store.epoch, offset: UInt64(i + 1)))
+            #expect(applied.record.position == StreamPosition(epoch: store.epoch(of: .taxi, change.orderID), offset: UInt64(i + 1)))
             #expect(applied.record.fromState == previous)
             #expect(applied.record.toState == change.targetState)
             #expect(applied.record.fields == change.fields)
@@ -233,7 +233,7 @@ public enum OrderStoreContract {
             let offsets = try #require(try OrderFixtures.history(store, .taxi, order)).map(\.position.offset)
             #expect(offsets == Array(1...8))
             #expect(
-                try OrderFixtures.history(store, .taxi, order)?.allSatisfy { $0.position.epoch == store.epoch } == true
+                try OrderFixtures.history(store, .taxi, order)?.allSatisfy { $0.position.epoch == store.epoch(of: .taxi, OrderFixtures.id(order)) } == true
             )
         }
     }
@@ -244,7 +244,7 @@ public enum OrderStoreContract {
         defer { store.shutdown() }
         for change in OrderFixtures.taxiLifecycle("6") { _ = try store.apply(change) }
         let id = OrderFixtures.id("6")
-        let at = { (offset: UInt64) in StreamPosition(epoch: store.epoch, offset: offset) }
+        let at = { (offset: UInt64) in StreamPosition(epoch: store.epoch(of: .taxi, id), offset: offset) }
         guard case .records(let page) = try store.records(of: .taxi, id, after: at(2), limit: 3) else {
             Issue.record("expected records")
             return
@@ -271,18 +271,18 @@ public enum OrderStoreContract {
         for change in OrderFixtures.taxiLifecycle("7").prefix(3) { _ = try store.apply(change) }
         let id = OrderFixtures.id("7")
         #expect(
-            try store.records(of: .taxi, id, after: StreamPosition(epoch: store.epoch &+ 1, offset: 1), limit: 10)
+            try store.records(of: .taxi, id, after: StreamPosition(epoch: store.epoch(of: .taxi, id) &+ 1, offset: 1), limit: 10)
                 == .expired
         )
         #expect(
-            try store.records(of: .taxi, id, after: StreamPosition(epoch: store.epoch, offset: 9), limit: 10)
+            try store.records(of: .taxi, id, after: StreamPosition(epoch: store.epoch(of: .taxi, id), offset: 9), limit: 10)
                 == .expired
         )
         #expect(
             try store.records(
                 of: .taxi,
                 OrderFixtures.id("nope"),
-                after: StreamPosition(epoch: store.epoch, offset: 2),
+                after: StreamPosition(epoch: store.epoch(of: .taxi, OrderFixtures.id("nope")), offset: 2),
                 limit: 10
             ) == .expired
         )

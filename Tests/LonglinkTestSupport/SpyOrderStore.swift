@@ -57,6 +57,7 @@ public final class SpyOrderStore: OrderStore {
     }
 
     public var epoch: UInt32 { inner.epoch }
+    public func epoch(of line: BusinessLine, _ order: OrderID) -> UInt32 { inner.epoch(of: line, order) }
 
     public func apply(_ change: OrderChange) throws(StoreError) -> AppliedChange {
         let result = Result { () throws(StoreError) in try inner.apply(alter?(change) ?? change) }

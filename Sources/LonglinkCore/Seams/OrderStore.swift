@@ -24,6 +24,11 @@ public protocol OrderStore: AnyObject {
     /// The epoch of this store's history (see `StreamPosition`).
     var epoch: UInt32 { get }
 
+    /// The epoch of one order's history: `epoch`, unless the store keeps epochs per part of its data (a Redis
+    /// Cluster keeps one per hash slot, so a shard that lost its data changes only its own). Positions of the order
+    /// carry this epoch.
+    func epoch(of line: BusinessLine, _ order: OrderID) -> UInt32
+
     /// Validates and records one change.
     func apply(_ change: OrderChange) throws(StoreError) -> AppliedChange
 
@@ -72,6 +77,9 @@ public protocol OrderStore: AnyObject {
 }
 
 extension OrderStore {
+    /// `epoch`: one epoch for every order.
+    public func epoch(of line: BusinessLine, _ order: OrderID) -> UInt32 { epoch }
+
     /// Does nothing: stores without resources to release need not implement it.
     public func shutdown() {}
 
