@@ -30,7 +30,7 @@ int CLonglinkHiredis_pubSubMessage(
     const char **payload, size_t *payloadLength) {
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 3) return 0;
     size_t first;
-    if (reply->elements == 3 && isKind(reply->element[0], "message", 7)) {
+    if (reply->elements == 3 && (isKind(reply->element[0], "message", 7) || isKind(reply->element[0], "smessage", 8))) {
         first = 1;
     } else if (reply->elements == 4 && isKind(reply->element[0], "pmessage", 8)) {
         first = 2;
@@ -44,5 +44,15 @@ int CLonglinkHiredis_pubSubMessage(
     *channelLength = name->len;
     *payload = body->str;
     *payloadLength = body->len;
+    return 1;
+}
+
+int CLonglinkHiredis_shardUnsubscribe(const redisReply *reply, const char **channel, size_t *channelLength) {
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) return 0;
+    if (!isKind(reply->element[0], "sunsubscribe", 12)) return 0;
+    const redisReply *name = reply->element[1];
+    if (name->type != REDIS_REPLY_STRING) return 0;
+    *channel = name->str;
+    *channelLength = name->len;
     return 1;
 }

@@ -9,7 +9,9 @@ internal import CLonglinkHiredis
 /// iteration (one `sendmsg` for a whole pipeline), and replies are matched to completions in order. After
 /// `subscribe`, messages go to `onMessage` with the channel and payload as borrowed bytes (valid only during the
 /// call), so a subscriber receiving thousands of messages per second copies nothing it does not keep. Redis's own
-/// rule applies: a connection with subscriptions may only send (P)SUBSCRIBE, (P)UNSUBSCRIBE and PING.
+/// rule applies: a connection with subscriptions may only send (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE and PING. Shard
+/// channels (`shardSubscribe`, Redis Cluster) deliver through `onMessage` too, and slot moves through
+/// `onShardChannelDropped`.
 ///
 /// Parsing is hiredis's `redisReader`; socket I/O is Longlink's (`Socket`, `OutboundQueue`).
 public final class RedisConnection: SelectorHandler {
@@ -22,6 +24,8 @@ public final class RedisConnection: SelectorHandler {
         /// Replies still expected (SUBSCRIBE answers once per channel).
         var remaining: Int
         var completion: Completion?
+        /// Whether it is an SUNSUBSCRIBE, whose replies look like the `sunsubscribe` pushes of a slot migration.
+        var shardUnsubscribe = false
     }
 
     private enum State { case connecting, open, closed }
@@ -40,6 +44,9 @@ public final class RedisConnection: SelectorHandler {
     private var pendingHead = 0
     /// Pub/sub messages go here once subscribed.
     public var onMessage: MessageHandler?
+    /// Called with the channel of each `sunsubscribe` Redis pushed on its own: a Redis Cluster node drops the shard
+    /// channels of a slot it no longer serves (a migration or failover), borrowed for the duration of the call.
+    public var onShardChannelDropped: ((_ channel: UnsafeRawBufferPointer) -> Void)?
     /// Called once when the connection is established (commands may be sent before; they wait).
     public var onConnected: (() -> Void)?
     /// Called once when the connection closes: nil after `close()`, the error otherwise.
@@ -116,6 +123,39 @@ public final class RedisConnection: SelectorHandler {
         expect(channels.count, completion)
     }
 
+    /// `SSUBSCRIBE channel...` (Redis Cluster shard channels, all of one slot); the completion runs once Redis
+    /// confirmed every channel, or with the error (e.g. `MOVED`) that refused them all.
+    public func shardSubscribe(_ channels: [String], completion: Completion? = nil) {
+        precondition(!channels.isEmpty, "shardSubscribe needs at least one channel")
+        guard state != .closed else {
+            completion?(.failure(.closed))
+            return
+        }
+        RedisCommandEncoder.append(["SSUBSCRIBE"] + channels, to: &encoded)
+        expect(channels.count, completion)
+    }
+
+    /// `SUNSUBSCRIBE channel...` (all of one slot); the completion runs once Redis confirmed every channel.
+    public func shardUnsubscribe(_ channels: [String], completion: Completion? = nil) {
+        precondition(!channels.isEmpty, "shardUnsubscribe needs at least one channel")
+        guard state != .closed else {
+            completion?(.failure(.closed))
+            return
+        }
+        RedisCommandEncoder.append(["SUNSUBSCRIBE"] + channels, to: &encoded)
+        expect(channels.count, completion, shardUnsubscribe: true)
+    }
+
+    /// `SPUBLISH channel message`; the completion gets the number of subscribers on the shard that received it.
+    public func shardPublish(channel: [UInt8], message: [UInt8], completion: Completion? = nil) {
+        guard state != .closed else {
+            completion?(.failure(.closed))
+            return
+        }
+        RedisCommandEncoder.append([Array("SPUBLISH".utf8), channel, message], to: &encoded)
+        expect(1, completion)
+    }
+
     /// `UNSUBSCRIBE channel...`; the completion runs once Redis confirmed every channel.
     public func unsubscribe(_ channels: [String], completion: Completion? = nil) {
         precondition(!channels.isEmpty, "unsubscribe needs at least one channel")
@@ -150,8 +190,8 @@ public final class RedisConnection: SelectorHandler {
         if state == .open && event.contains(.write) { flush() }
     }
 
-    private func expect(_ replies: Int, _ completion: Completion?) {
-        pending.append(Pending(remaining: replies, completion: completion))
+    private func expect(_ replies: Int, _ completion: Completion?, shardUnsubscribe: Bool = false) {
+        pending.append(Pending(remaining: replies, completion: completion, shardUnsubscribe: shardUnsubscribe))
         guard !flushScheduled else { return }
         flushScheduled = true
         context.enqueue { [weak self] in self?.flush() }
@@ -207,8 +247,15 @@ public final class RedisConnection: SelectorHandler {
 
     private func dispatch(_ reply: UnsafePointer<redisReply>) {
         if let onMessage, withPubSubMessage(reply, onMessage) { return }
-        guard pendingHead < pending.count else { return }  // an unsolicited reply (e.g. a late pong): ignore
-        pending[pendingHead].remaining -= 1
+        let answersHead = pendingHead < pending.count
+        // A `sunsubscribe` answers an SUNSUBSCRIBE at the head; any other is a push (the slot left this node).
+        if let dropped = shardUnsubscribeChannel(reply), !(answersHead && pending[pendingHead].shardUnsubscribe) {
+            onShardChannelDropped?(dropped)
+            return
+        }
+        guard answersHead else { return }  // an unsolicited reply (e.g. a late pong): ignore
+        // An error answers the whole command at once (an SSUBSCRIBE refused with MOVED has one reply, not one per channel).
+        pending[pendingHead].remaining = reply.pointee.type == REDIS_REPLY_ERROR ? 0 : pending[pendingHead].remaining - 1
         guard pending[pendingHead].remaining == 0 else { return }
         let completion = pending[pendingHead].completion
         pending[pendingHead].completion = nil
@@ -239,6 +286,7 @@ public final class RedisConnection: SelectorHandler {
         let onClose = self.onClose
         self.onClose = nil
         onMessage = nil
+        onShardChannelDropped = nil
         onConnected = nil
         onClose?(error)
     }

@@ -36,7 +36,7 @@ final class RedisReplyReader {
     }
 }
 
-/// Recognises a pub/sub message (`message` or `pmessage`) and hands its channel and payload to `body`.
+/// Recognises a pub/sub message (`message`, `pmessage` or `smessage`) and hands its channel and payload to `body`.
 /// Returns false for any other reply.
 func withPubSubMessage(
     _ reply: UnsafePointer<redisReply>,
@@ -54,4 +54,12 @@ func withPubSubMessage(
         UnsafeRawBufferPointer(start: payload, count: payloadLength)
     )
     return true
+}
+
+/// The channel of a `["sunsubscribe", channel, count]` reply, borrowed from it; nil for any other reply.
+func shardUnsubscribeChannel(_ reply: UnsafePointer<redisReply>) -> UnsafeRawBufferPointer? {
+    var channel: UnsafePointer<CChar>?
+    var length = 0
+    guard CLonglinkHiredis_shardUnsubscribe(reply, &channel, &length) == 1 else { return nil }
+    return UnsafeRawBufferPointer(start: channel, count: length)
 }

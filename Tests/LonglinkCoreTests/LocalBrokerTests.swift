@@ -1,4 +1,5 @@
 import LonglinkCore
+import LonglinkTestSupport
 import Synchronization
 import Testing
 
@@ -125,4 +126,10 @@ final class FailingBroker: Broker {
         if record.orderID.rawValue == "2" { throw .unavailable("2") }
     }
     func shutdown() {}
+}
+
+@Suite("LocalBroker contract")
+struct LocalBrokerContractTests {
+    @Test("keeps the Broker contract", arguments: BrokerContract.checks)
+    func contract(_ check: BrokerContractCheck) throws { try check.run(.local) }
 }

@@ -25,8 +25,13 @@ int CLonglinkHiredis_setTimeout(redisContext *context, long timeoutMillis);
 // Pub/sub messages are the hot path of a subscriber: `["message", channel, payload]`. Walking
 // `reply->element[i]->str` from Swift costs several optional pointer hops per message; this one call recognises
 // the shape and hands back the two byte ranges. Returns 1 for a message (pattern messages,
-// `["pmessage", pattern, channel, payload]`, report the channel), 0 for any other reply.
+// `["pmessage", pattern, channel, payload]`, report the channel; shard messages of a Redis Cluster,
+// `["smessage", channel, payload]`, are messages too), 0 for any other reply.
 int CLonglinkHiredis_pubSubMessage(
     const redisReply *reply,
     const char **channel, size_t *channelLength,
     const char **payload, size_t *payloadLength);
+
+// A Redis Cluster node pushes `["sunsubscribe", channel, count]` when a slot it served moves away (and answers an
+// SUNSUBSCRIBE the same way). Returns 1 and the channel for that shape, 0 for any other reply.
+int CLonglinkHiredis_shardUnsubscribe(const redisReply *reply, const char **channel, size_t *channelLength);

@@ -1,0 +1,258 @@
+import LonglinkCore
+import LonglinkLoop
+import Synchronization
+
+/// The cluster broker's state on its loop: the slot map, one `RedisClusterNodeLink` per master, the routes this
+/// node holds (reference counted), their shard channels with where each is subscribed, and the callbacks waiting
+/// for confirmations. Loop-confined.
+///
+/// A channel is in one of three states: not subscribed anywhere (waiting for its master to be known or to
+/// answer), sent (an `SSUBSCRIBE` in flight to `node`), or active on `node`. It leaves `active` when `node`'s
+/// connection drops or `node` pushes `sunsubscribe` (the slot moved); it is then marked `missed`, and once it is
+/// active again on the slot's current master the delivery hears `brokerMayHaveMissed` for its routes.
+final class RedisClusterBrokerSession {
+    struct Channel {
+        var routes: [Route] = []
+        var slot: Int
+        /// The master the current `SSUBSCRIBE` went to.
+        var node: RedisAddress?
+        var sent = false
+        var active = false
+        /// A subscription was lost: the delivery must hear of it once subscribed again.
+        var missed = false
+    }
+
+    let configuration: RedisClusterBroker.Configuration
+    let status: RedisClusterBrokerStatus
+    let handler: any BrokerDelivery
+    let context: LoopContext
+    var map = RedisClusterSlotMap()
+    var links: [RedisAddress: RedisClusterNodeLink] = [:]
+    var routes: [Route: Int] = [:]
+    var channels: [String: Channel] = [:]
+    private var waiters: [(channels: Set<String>, body: @Sendable () -> Void)] = []
+    var backoff: Duration
+    var refreshing = false
+    var refreshScheduled = false
+    var closed = false
+    /// Records received this loop iteration, handed over as one batch before the loop sleeps.
+    private var received: [OrderChangeRecord] = []
+    private var receivedRoutes: [Route] = []
+    /// Routes whose subscription was lost and is back, told to the delivery before the loop sleeps.
+    private var missedRoutes: [Route] = []
+    var logger: Logger { configuration.logger }
+
+    init(
+        configuration: RedisClusterBroker.Configuration,
+        status: RedisClusterBrokerStatus,
+        handler: any BrokerDelivery,
+        context: LoopContext
+    ) {
+        self.configuration = configuration
+        self.status = status
+        self.handler = handler
+        self.context = context
+        backoff = configuration.initialBackoff
+    }
+
+    func start() {
+        context.addBeforeSleep { [weak self] in self?.handOver() }
+        _ = context.schedule(every: configuration.refreshInterval) { [weak self] in self?.refreshMap() }
+        refreshMap()
+    }
+
+    func close() {
+        closed = true
+        status.connected.store(false, ordering: .releasing)
+        for link in links.values { link.close() }
+        links.removeAll()
+        for waiter in waiters { waiter.body() }
+        waiters.removeAll()
+    }
+
+    // MARK: Subscriptions
+
+    func subscribe(_ newRoutes: [Route]) {
+        for route in newRoutes {
+            routes[route, default: 0] += 1
+            guard routes[route] == 1 else { continue }
+            let name = RedisKeys.clusterChannel(for: route, prefix: configuration.prefix)
+            if channels[name] == nil { channels[name] = Channel(slot: RedisClusterSlot.of(name)) }
+            channels[name]!.routes.append(route)
+            if channels[name]!.routes.count == 1 { place(name) }
+        }
+    }
+
+    func unsubscribe(_ oldRoutes: [Route]) {
+        for route in oldRoutes {
+            guard let count = routes[route] else { continue }
+            guard count == 1 else {
+                routes[route] = count - 1
+                continue
+            }
+            routes[route] = nil
+            let name = RedisKeys.clusterChannel(for: route, prefix: configuration.prefix)
+            guard var channel = channels[name] else { continue }
+            channel.routes.removeAll { $0 == route }
+            guard channel.routes.isEmpty else {
+                channels[name] = channel
+                continue
+            }
+            channels[name] = nil
+            if channel.active { status.activeChannels.subtract(1, ordering: .relaxed) }
+            if (channel.active || channel.sent), let node = channel.node, let link = links[node], link.ready {
+                link.subscriber?.shardUnsubscribe([name])
+            }
+        }
+    }
+
+    func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void) {
+        let names = Set(routes.map { RedisKeys.clusterChannel(for: $0, prefix: configuration.prefix) })
+        let pending = names.filter { channels[$0].map { !$0.active } ?? false }
+        if pending.isEmpty { return body() }
+        waiters.append((pending, body))
+    }
+
+    /// Sends the channel's `SSUBSCRIBE` to its slot's master, when that master is known and its link is up (a link
+    /// coming up places every channel waiting for it).
+    func place(_ name: String) {
+        guard !closed, var channel = channels[name], !channel.active, !channel.sent else { return }
+        guard let master = map.master(forSlot: channel.slot) else {
+            scheduleRefresh()
+            return
+        }
+        channel.node = master
+        let link = ensureLink(master)
+        guard link.ready, let subscriber = link.subscriber else {
+            channels[name] = channel
+            return
+        }
+        channel.sent = true
+        channels[name] = channel
+        subscriber.shardSubscribe([name]) { [weak self] result in self?.subscribeAnswered(name, on: master, result) }
+    }
+
+    /// Places every channel that is neither active nor in flight.
+    func placeWaiting() {
+        for (name, channel) in channels where !channel.active && !channel.sent { place(name) }
+    }
+
+    private func subscribeAnswered(_ name: String, on node: RedisAddress, _ result: Result<RedisReply, RedisError>) {
+        guard !closed, var channel = channels[name], channel.sent, channel.node == node else { return }
+        channel.sent = false
+        switch result {
+        case .success:
+            channel.active = true
+            status.activeChannels.add(1, ordering: .relaxed)
+            if channel.missed {
+                channel.missed = false
+                missedRoutes += channel.routes
+                status.resubscribes.add(1, ordering: .relaxed)
+            }
+            channels[name] = channel
+            confirmed()
+        case .failure(.server(let message)):
+            channels[name] = channel
+            switch RedisClusterRedirection(error: message, from: node) {
+            case .moved(let slot, let master)?:
+                map.assign(slot, to: master)
+                scheduleRefresh()
+                place(name)
+            case .ask?, .tryAgain?, .clusterDown?:
+                scheduleRefresh()
+                context.schedule(after: .milliseconds(100)) { [weak self] in self?.place(name) }
+            case nil:
+                logger.warning("Redis Cluster broker: SSUBSCRIBE \(name) on \(node) failed: \(message); retrying")
+                context.schedule(after: backoff) { [weak self] in self?.place(name) }
+            }
+        case .failure:
+            // The link is closing: `linkLost` places the channel again.
+            channels[name] = channel
+        }
+    }
+
+    /// `node` pushed `sunsubscribe` for a channel: its slot moved away (or the node stopped serving it).
+    func dropped(_ name: String, by node: RedisAddress) {
+        guard var channel = channels[name], channel.node == node, channel.active || channel.sent else { return }
+        if channel.active {
+            channel.active = false
+            channel.missed = true
+            status.activeChannels.subtract(1, ordering: .relaxed)
+        }
+        channel.sent = false
+        channels[name] = channel
+        logger.notice("Redis Cluster broker: \(node) dropped \(name) (slot \(channel.slot) moved); subscribing on its new owner")
+        // The old owner answers a new SSUBSCRIBE with MOVED to the new one: no need to wait for a map refresh.
+        place(name)
+        scheduleRefresh()
+    }
+
+    /// Redis confirmed subscriptions: run the waiters whose channels are all active (or no longer wanted).
+    private func confirmed() {
+        guard !waiters.isEmpty else { return }
+        var still: [(channels: Set<String>, body: @Sendable () -> Void)] = []
+        var run: [@Sendable () -> Void] = []
+        for waiter in waiters {
+            if waiter.channels.allSatisfy({ channels[$0].map(\.active) ?? true }) { run.append(waiter.body) } else { still.append(waiter) }
+        }
+        waiters = still
+        for body in run { body() }
+    }
+
+    // MARK: Records
+
+    func receive(_ payload: UnsafeRawBufferPointer) {
+        guard let record = RedisRecordCodec.record(message: payload) else {
+            logger.warning("Redis Cluster broker: an undecodable message of \(payload.count) bytes was dropped")
+            return
+        }
+        let route = record.route
+        guard routes[route] != nil else { return }
+        received.append(record)
+        receivedRoutes.append(route)
+    }
+
+    /// Before the loop sleeps: the batch of records received, then the routes that may have missed some.
+    private func handOver() {
+        if !received.isEmpty {
+            let records = received
+            let recordRoutes = receivedRoutes
+            received.removeAll(keepingCapacity: true)
+            receivedRoutes.removeAll(keepingCapacity: true)
+            handler.brokerDidDeliver(contentsOf: records, routes: recordRoutes)
+        }
+        if !missedRoutes.isEmpty {
+            let missed = missedRoutes
+            missedRoutes.removeAll()
+            handler.brokerMayHaveMissed(missed)
+        }
+    }
+
+    func publish(_ records: [OrderChangeRecord]) {
+        for record in records {
+            let name = RedisKeys.clusterChannel(for: record.route, prefix: configuration.prefix)
+            publish(Array(name.utf8), RedisRecordCodec.message(record), slot: RedisClusterSlot.of(name), record: record, redirects: 0)
+        }
+    }
+
+    private func publish(_ channel: [UInt8], _ message: [UInt8], slot: Int, record: OrderChangeRecord, redirects: Int) {
+        guard let master = map.master(forSlot: slot), let publisher = ensureLink(master).publisherConnection() else {
+            logger.error("Redis Cluster broker: no master serves slot \(slot); \(record.route) at \(record.position) was not published")
+            return
+        }
+        publisher.shardPublish(channel: channel, message: message) { [weak self] result in
+            guard let self, case .failure(let error) = result else { return }
+            if case .server(let text) = error, case .moved(let moved, let owner)? = RedisClusterRedirection(error: text, from: master),
+                redirects < 3
+            {
+                self.map.assign(moved, to: owner)
+                self.publish(channel, message, slot: slot, record: record, redirects: redirects + 1)
+                return
+            }
+            self.logger.error("Redis Cluster broker: publishing \(record.route) at \(record.position) failed: \(error)")
+        }
+    }
+}
+
+@available(*, unavailable)
+extension RedisClusterBrokerSession: Sendable {}
