@@ -259,6 +259,7 @@ extension RedisOrderStore {
             result.flatMap { replies in
                 if case .error(let message) = replies[0] { return .failure(.storage("\(link.name): \(message)", retryable: false)) }
                 let confirmed = trailer.isEmpty || (replies.last?.integer ?? 0) >= Int64(durability.replicas)
+                if !confirmed { lastWaitAnswer = replies.last.map { "\($0)" } ?? "nothing" }
                 return .success((replies[0], confirmed))
             }
         }
@@ -267,8 +268,8 @@ extension RedisOrderStore {
     /// The retryable failure of a change the replicas did not confirm in time.
     func unconfirmed(_ route: Route) -> StoreError {
         .storage(
-            "\(link.name): \(route) was not confirmed by \(durability.replicas) replica(s) within the WAIT timeout; "
-                + "retry with the same idempotency key",
+            "\(link.name): \(route) was not confirmed by \(durability.replicas) replica(s) within the WAIT timeout "
+                + "(WAIT answered \(lastWaitAnswer)); retry with the same idempotency key",
             retryable: true
         )
     }

@@ -56,6 +56,8 @@ public final class RedisOrderStore: OrderStore {
     let cacheLimit = 100_000
     /// A walk over every order in progress (see `orders(after:limit:)`).
     var walk: OrderWalk?
+    /// What the last `WAIT` short of replicas answered, for the error message.
+    var lastWaitAnswer = ""
     /// Records confirmed by `WAIT` whose publish then failed (subscribers get them when they next resume).
     public internal(set) var unpublishedRecords = 0
 

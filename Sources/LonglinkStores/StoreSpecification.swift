@@ -8,9 +8,11 @@ public enum StoreSpecification: Hashable, Sendable, CustomStringConvertible {
     case sqlite(path: String)
     /// A Redis store at `host:port`, database `database`.
     case redis(host: String, port: Int, database: Int)
+    /// A Redis Cluster store found from seed nodes, each `host:port` (`redis-cluster://HOST:PORT[,HOST:PORT…]`).
+    case redisCluster(seeds: [String])
 
     /// The accepted forms, for help texts and errors.
-    public static let forms = "memory, sqlite:<path>, redis://host[:port][/db]"
+    public static let forms = "memory, sqlite:<path>, redis://host[:port][/db], redis-cluster://host:port[,host:port…]"
 
     /// Parses a toggle value.
     public init(parsing text: String) throws(StoreSpecificationError) {
@@ -24,6 +26,20 @@ public enum StoreSpecification: Hashable, Sendable, CustomStringConvertible {
                 throw .invalid(text, reason: "sqlite needs a file path, e.g. sqlite:/var/lib/longlink/orders.db")
             }
             self = .sqlite(path: path)
+            return
+        }
+        if text.hasPrefix("redis-cluster://") {
+            let list = text.dropFirst("redis-cluster://".count)
+            var seeds: [String] = []
+            for seed in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let colon = seed.lastIndex(of: ":"), colon > seed.startIndex, !seed.contains("/"),
+                    let port = Int(seed[seed.index(after: colon)...]), (1...65_535).contains(port)
+                else {
+                    throw .invalid(text, reason: "expected redis-cluster://host:port[,host:port…] (seed nodes of the cluster)")
+                }
+                seeds.append("\(seed[..<colon]):\(port)")
+            }
+            self = .redisCluster(seeds: seeds)
             return
         }
         if text.hasPrefix("redis://") {
@@ -59,6 +75,7 @@ public enum StoreSpecification: Hashable, Sendable, CustomStringConvertible {
         case .memory: "memory"
         case .sqlite(let path): "sqlite:\(path)"
         case .redis(let host, let port, let database): "redis://\(host):\(port)/\(database)"
+        case .redisCluster(let seeds): "redis-cluster://" + seeds.joined(separator: ",")
         }
     }
 }

@@ -166,6 +166,16 @@ public final class RedisCluster: Sendable {
         try? FileManager.default.removeItem(atPath: "\(directory)/\(port)/redis.pid")
     }
 
+    /// Freezes a node (SIGSTOP): it neither answers nor replicates until `resume`, like a stalled machine.
+    public func pause(_ port: Int) {
+        if let pid = pids.withLock({ $0[port] }) { Glibc.kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a paused node run again (SIGCONT).
+    public func resume(_ port: Int) {
+        if let pid = pids.withLock({ $0[port] }) { Glibc.kill(pid, SIGCONT) }
+    }
+
     /// Starts a stopped node again on its ports with its cluster configuration (its data is gone: no persistence),
     /// and waits until it answers PING. It rejoins the cluster (a former master as a replica if it was failed over).
     public func restart(_ port: Int) throws {
@@ -203,7 +213,10 @@ public final class RedisCluster: Sendable {
             defer { pids.removeAll() }
             return Array(pids.values)
         }
-        for pid in running { Glibc.kill(pid, SIGTERM) }
+        for pid in running {
+            Glibc.kill(pid, SIGCONT)
+            Glibc.kill(pid, SIGTERM)
+        }
         for pid in running { RedisServer.kill(pid) }
         if watchdog > 0 { RedisServer.kill(watchdog) }
         try? FileManager.default.removeItem(atPath: directory)
@@ -239,6 +252,16 @@ public final class RedisCluster: Sendable {
                 return try client(port).text(["INFO", "replication"]).contains("master_link_status:up")
             }
             if synced.count < replicasPerMaster { return "master \(shard.master) has \(synced.count) replicas in sync" }
+            // And the stream flows: a replica that finished its sync receives writes only after its first ACK
+            // (up to a second later), so write to the shard and WAIT for the replicas.
+            let master = try client(shard.master)
+            guard let key = try (0..<1_000).lazy.map({ "longlink-health-\($0)" }).first(where: { key in
+                guard let slot = try master.command(["CLUSTER", "KEYSLOT", key]).integer else { return false }
+                return shard.slots.contains { $0.contains(Int(slot)) }
+            }) else { return "no key for master \(shard.master)" }
+            _ = try master.command(["SET", key, "1"])
+            let acknowledged = try master.command(["WAIT", String(replicasPerMaster), "200"]).integer ?? 0
+            if acknowledged < replicasPerMaster { return "master \(shard.master): \(acknowledged) replicas acknowledge writes" }
         }
         return nil
     }

@@ -124,7 +124,8 @@ public final class RunningGateway: Sendable {
     ) throws -> RunningGateway {
         let redis = RedisSettings(
             password: try RedisSettings.password(file: configuration.redisPasswordFile, environment: environment),
-            channels: RedisSettings.channels(shards: configuration.redisChannelShards)
+            channels: RedisSettings.channels(shards: configuration.redisChannelShards),
+            durability: RedisSettings.durability(replicas: configuration.redisWaitReplicas, timeout: configuration.redisWaitTimeout)
         )
         let catalog = try StoreFactory.catalog(file: configuration.stateMachinesFile)
         let primary = try StoreFactory.specification(configuration.store)

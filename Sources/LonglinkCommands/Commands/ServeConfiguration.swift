@@ -13,6 +13,10 @@ public struct ServeConfiguration: Sendable {
     public var redisPasswordFile: String?
     /// Sharded Redis channels (0 = one per route).
     public var redisChannelShards: Int
+    /// Replicas `WAIT` must confirm before a change is acknowledged (0 = none).
+    public var redisWaitReplicas: Int
+    /// How long `WAIT` may block per batch.
+    public var redisWaitTimeout: Duration
     /// The shadow store toggle, if any.
     public var shadowStore: String?
     /// JSON state machine definitions, if not the built-in ones.
@@ -58,6 +62,12 @@ public struct ServeConfiguration: Sendable {
         broker = try BrokerChoice(parsing: options.string("broker") ?? "local")
         redisPasswordFile = options.string("redis-password-file").flatMap { $0.isEmpty ? nil : $0 }
         redisChannelShards = try Self.positive(options.int("redis-channel-shards") ?? 0, "redis-channel-shards", allowZero: true)
+        redisWaitReplicas = try Self.positive(options.int("redis-wait-replicas") ?? 0, "redis-wait-replicas", allowZero: true)
+        redisWaitTimeout = try options.duration("redis-wait-timeout") ?? .milliseconds(500)
+        guard redisWaitTimeout > .zero else { throw CommandLineError("--redis-wait-timeout must be more than 0") }
+        if redisChannelShards > 0, store.hasPrefix("redis-cluster://") || options.string("broker")?.hasPrefix("redis-cluster://") == true {
+            throw CommandLineError("--redis-channel-shards does not apply to a Redis Cluster (one shard channel per route, in the order's slot)")
+        }
         stateMachinesFile = options.string("state-machines").flatMap { $0.isEmpty ? nil : $0 }
         nodeID = options.string("node-id").flatMap { $0.isEmpty ? nil : $0 }
         loops = try Self.positive(options.int("loops") ?? 0, "loops", allowZero: true)

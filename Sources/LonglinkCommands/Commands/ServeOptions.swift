@@ -8,16 +8,23 @@ public enum ServeOptions {
             "store",
             default: "sqlite:data/longlink.sqlite",
             valueName: "STORE",
-            help: "order store: memory | sqlite:PATH | redis://HOST:PORT/DB"
+            help: "order store: memory | sqlite:PATH | redis://HOST:PORT/DB | redis-cluster://HOST:PORT[,HOST:PORT…]"
         ),
         OptionSpec(
             "broker",
             default: "local",
             valueName: "BROKER",
-            help: "local (one node) | redis://HOST:PORT (nodes sharing one Redis)"
+            help: "local (one node) | redis://HOST:PORT (nodes sharing one Redis) | redis-cluster://HOST:PORT[,…] (sharded pub/sub)"
         ),
         OptionSpec("redis-password-file", valueName: "FILE", help: "Redis password (else LONGLINK_REDIS_PASSWORD)"),
         OptionSpec("redis-channel-shards", default: "0", valueName: "N", help: "0 = one Redis channel per route; N = N sharded channels"),
+        OptionSpec(
+            "redis-wait-replicas",
+            default: "0",
+            valueName: "N",
+            help: "acknowledge a change only after WAIT confirmed N Redis replicas have it (0 = on the master)"
+        ),
+        OptionSpec("redis-wait-timeout", default: "500ms", valueName: "DURATION", help: "how long WAIT may block per batch"),
         OptionSpec(
             "shadow-store",
             valueName: "STORE",

@@ -3,12 +3,15 @@ import LonglinkCore
 public import LonglinkRedis
 import LonglinkStores
 
-/// The `broker` toggle: `local` (one node) or `redis://HOST:PORT` (several nodes sharing one Redis).
+/// The `broker` toggle: `local` (one node), `redis://HOST:PORT` (several nodes sharing one Redis) or
+/// `redis-cluster://HOST:PORT[,HOST:PORT…]` (several nodes on a Redis Cluster, sharded pub/sub).
 public enum BrokerChoice: Hashable, Sendable, CustomStringConvertible {
     /// `LocalBroker`: records reach this process's subscribers only.
     case local
     /// `RedisBroker` on this server.
     case redis(RedisAddress)
+    /// `RedisClusterBroker` on this cluster.
+    case redisCluster(RedisClusterAddress)
 
     /// Parses a toggle value.
     public init(parsing text: String, option: String = "broker") throws(CommandLineError) {
@@ -16,8 +19,15 @@ public enum BrokerChoice: Hashable, Sendable, CustomStringConvertible {
             self = .local
             return
         }
+        if text.hasPrefix(RedisClusterAddress.scheme) {
+            guard let cluster = RedisClusterAddress(url: text) else {
+                throw CommandLineError("--\(option): expected redis-cluster://HOST:PORT[,HOST:PORT…], got '\(text)'")
+            }
+            self = .redisCluster(cluster)
+            return
+        }
         guard let address = RedisAddress(url: text) else {
-            throw CommandLineError("--\(option) must be 'local' or redis://HOST[:PORT], got '\(text)'")
+            throw CommandLineError("--\(option) must be 'local', redis://HOST[:PORT] or redis-cluster://HOST:PORT[,…], got '\(text)'")
         }
         self = .redis(address)
     }
@@ -26,6 +36,7 @@ public enum BrokerChoice: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .local: "local"
         case .redis(let address): "\(address)"
+        case .redisCluster(let cluster): "\(cluster)"
         }
     }
 }
@@ -40,11 +51,19 @@ public struct RedisSettings: Hashable, Sendable {
     public var prefix: String
     /// How routes map to channels.
     public var channels: RedisChannelScheme
+    /// When the store acknowledges a change (`--redis-wait-replicas`, `--redis-wait-timeout`).
+    public var durability: RedisDurability
 
-    public init(password: String? = nil, prefix: String = "longlink", channels: RedisChannelScheme = .perRoute) {
+    public init(
+        password: String? = nil,
+        prefix: String = "longlink",
+        channels: RedisChannelScheme = .perRoute,
+        durability: RedisDurability = .master
+    ) {
         self.password = password
         self.prefix = prefix
         self.channels = channels
+        self.durability = durability
     }
 
     /// The password from `--redis-password-file` (first line, trailing whitespace dropped) or else the
@@ -60,6 +79,11 @@ public struct RedisSettings: Hashable, Sendable {
             return password
         }
         return environment["LONGLINK_REDIS_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `--redis-wait-replicas N --redis-wait-timeout T`: acknowledge after `WAIT N T` (N = 0: on the master).
+    static func durability(replicas: Int, timeout: Duration) -> RedisDurability {
+        RedisDurability(replicas: replicas, timeout: timeout)
     }
 
     /// `--redis-channel-shards N`: 0 is one channel per route, N > 0 is N sharded channels.
@@ -98,6 +122,37 @@ extension StoreSpecification {
         guard case .redis(let host, let port, let database) = self else { return nil }
         return RedisAddress(host: host, port: port, database: database)
     }
+
+    /// The cluster of a `redis-cluster://` store, nil for other stores.
+    var redisClusterAddress: RedisClusterAddress? {
+        guard case .redisCluster = self else { return nil }
+        return RedisClusterAddress(url: description)
+    }
+}
+
+/// Waits for a Redis Cluster before a node listens, like `RedisWait` for one server: until a seed answers with a
+/// slot map covering every slot.
+enum RedisClusterWait {
+    static func untilReachable(_ address: RedisClusterAddress, password: String?, logger: Logger, attempts: Int = .max) throws(CommandFailure) {
+        var delay: UInt32 = 100_000
+        for attempt in 1...max(1, attempts) {
+            do throws(RedisError) {
+                let client = try RedisClusterClient(address, password: password, timeout: .seconds(2))
+                guard client.slotMap.coversEverySlot else { throw RedisError.cluster("not every slot is served yet") }
+                if attempt > 1 { logger.notice("the Redis Cluster at \(address) is reachable") }
+                return
+            } catch {
+                if case .server(let message) = error, message.contains("NOAUTH") || message.contains("WRONGPASS") {
+                    throw CommandFailure("the Redis Cluster at \(address) refused the password: \(message)", exitCode: 2)
+                }
+                logger.warning("the Redis Cluster at \(address) is unreachable (attempt \(attempt)): \(error); retrying in \(delay / 1000) ms; not listening yet")
+                if attempt == attempts { break }
+                usleep(delay)
+                delay = min(delay * 2, 5_000_000)
+            }
+        }
+        throw CommandFailure("the Redis Cluster at \(address) is unreachable", exitCode: 1)
+    }
 }
 
 /// Turns the `broker` toggle into a concrete `Broker` (the one place that knows both), and decides who
@@ -111,6 +166,20 @@ enum BrokerFactory {
         logger: Logger
     ) throws -> any Broker {
         if let address = store.redisAddress { try RedisWait.untilReachable(address, password: redis.password, logger: logger) }
+        if let cluster = store.redisClusterAddress {
+            try RedisClusterWait.untilReachable(cluster, password: redis.password, logger: logger)
+        }
+        if case .redisCluster(let cluster) = choice {
+            if cluster != store.redisClusterAddress { try RedisClusterWait.untilReachable(cluster, password: redis.password, logger: logger) }
+            return try RedisClusterBroker(
+                configuration: RedisClusterBroker.Configuration(
+                    address: cluster,
+                    password: redis.password,
+                    prefix: redis.prefix,
+                    logger: Logger(label: "broker", level: logger.level, sink: logger.sink)
+                )
+            )
+        }
         guard case .redis(let address) = choice else { return LocalBroker() }
         if address != store.redisAddress { try RedisWait.untilReachable(address, password: redis.password, logger: logger) }
         return try RedisBroker(
@@ -127,12 +196,26 @@ enum BrokerFactory {
     /// Whether the store publishes every record itself: a Redis store on the Redis broker's server (its apply
     /// script `PUBLISH`es), in which case no `BrokerPublisher` may run, or each record would arrive twice.
     static func storePublishes(_ store: StoreSpecification, to choice: BrokerChoice) -> Bool {
+        // A cluster store `SPUBLISH`es to the cluster it is on: the broker's when they share a seed.
+        if case .redisCluster(let broker) = choice, let cluster = store.redisClusterAddress {
+            return !Set(broker.seeds).isDisjoint(with: cluster.seeds)
+        }
         guard case .redis(let broker) = choice, let address = store.redisAddress else { return false }
         return address.host == broker.host && address.port == broker.port
     }
 
     /// Waits (at most `timeout`) until a Redis broker has its connections up; nothing to wait for otherwise.
     static func waitUntilConnected(_ broker: any Broker, timeout: Duration = .seconds(30)) throws {
+        if let cluster = broker as? RedisClusterBroker {
+            let deadline = ContinuousClock.now + timeout
+            while !cluster.isConnected {
+                guard ContinuousClock.now < deadline else {
+                    throw CommandFailure("the Redis Cluster broker could not connect to every master of \(cluster.configuration.address) within \(timeout)")
+                }
+                usleep(20_000)
+            }
+            return
+        }
         guard let redis = broker as? RedisBroker else { return }
         let deadline = ContinuousClock.now + timeout
         while !redis.isConnected {

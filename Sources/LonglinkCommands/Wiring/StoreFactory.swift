@@ -41,6 +41,21 @@ enum StoreFactory {
                 password: redis.password,
                 prefix: redis.prefix,
                 channels: publishes ? redis.channels : nil,
+                durability: redis.durability,
+                catalog: catalog,
+                retention: retention,
+                clock: clock
+            )
+        case .redisCluster:
+            guard let cluster = RedisClusterAddress(url: specification.description) else {
+                throw .storage("invalid Redis Cluster address \(specification)", retryable: false)
+            }
+            return try RedisOrderStore(
+                cluster: cluster,
+                password: redis.password,
+                prefix: redis.prefix,
+                publishes: publishes,
+                durability: redis.durability,
                 catalog: catalog,
                 retention: retention,
                 clock: clock

@@ -47,6 +47,7 @@ extension RedisClusterBrokerSession {
                     let fresh = try RedisClusterSlotMap(slots: reply, queried: node)
                     guard !fresh.masters.isEmpty else { throw RedisError.cluster("\(node) serves no slots") }
                     self.refreshing = false
+                    self.logger.debug("Redis Cluster broker: slot map from \(node): masters \(fresh.masters.map(\.port))")
                     self.adopt(fresh)
                 } catch {
                     self.ask(candidates, from: index + 1, lastError: "\(node): \(error)")

@@ -35,11 +35,16 @@ final class RedisClusterBrokerSession {
     var refreshing = false
     var refreshScheduled = false
     var closed = false
-    /// Records received this loop iteration, handed over as one batch before the loop sleeps.
-    private var received: [OrderChangeRecord] = []
-    private var receivedRoutes: [Route] = []
-    /// Routes whose subscription was lost and is back, told to the delivery before the loop sleeps.
-    private var missedRoutes: [Route] = []
+    /// What happened this loop iteration, in order, handed over before the loop sleeps: batches of records
+    /// received, and routes whose lost subscription is back. The order matters: a record received on a route's new
+    /// subscription must reach the gateway after the news that the route may have missed records, or a
+    /// subscriber would take it and skip the gap instead of resuming from before it.
+    private var events: [Event] = []
+
+    private enum Event {
+        case records([OrderChangeRecord], [Route])
+        case missed([Route])
+    }
     var logger: Logger { configuration.logger }
 
     init(
@@ -129,6 +134,7 @@ final class RedisClusterBrokerSession {
         }
         channel.sent = true
         channels[name] = channel
+        logger.debug("Redis Cluster broker: SSUBSCRIBE \(name) on \(master)")
         subscriber.shardSubscribe([name]) { [weak self] result in self?.subscribeAnswered(name, on: master, result) }
     }
 
@@ -142,11 +148,16 @@ final class RedisClusterBrokerSession {
         channel.sent = false
         switch result {
         case .success:
+            logger.debug("Redis Cluster broker: \(name) active on \(node)\(channel.missed ? " (missed)" : "")")
             channel.active = true
             status.activeChannels.add(1, ordering: .relaxed)
             if channel.missed {
                 channel.missed = false
-                missedRoutes += channel.routes
+                if case .missed(let routes)? = events.last {
+                    events[events.count - 1] = .missed(routes + channel.routes)
+                } else {
+                    events.append(.missed(channel.routes))
+                }
                 status.resubscribes.add(1, ordering: .relaxed)
             }
             channels[name] = channel
@@ -208,23 +219,26 @@ final class RedisClusterBrokerSession {
         }
         let route = record.route
         guard routes[route] != nil else { return }
-        received.append(record)
-        receivedRoutes.append(route)
+        if case .records(var records, var recordRoutes)? = events.last {
+            events[events.count - 1] = .missed([])  // drop the reference so the arrays grow in place
+            records.append(record)
+            recordRoutes.append(route)
+            events[events.count - 1] = .records(records, recordRoutes)
+        } else {
+            events.append(.records([record], [route]))
+        }
     }
 
-    /// Before the loop sleeps: the batch of records received, then the routes that may have missed some.
+    /// Before the loop sleeps: what happened, in order (see `events`).
     private func handOver() {
-        if !received.isEmpty {
-            let records = received
-            let recordRoutes = receivedRoutes
-            received.removeAll(keepingCapacity: true)
-            receivedRoutes.removeAll(keepingCapacity: true)
-            handler.brokerDidDeliver(contentsOf: records, routes: recordRoutes)
-        }
-        if !missedRoutes.isEmpty {
-            let missed = missedRoutes
-            missedRoutes.removeAll()
-            handler.brokerMayHaveMissed(missed)
+        guard !events.isEmpty else { return }
+        let happened = events
+        events.removeAll(keepingCapacity: true)
+        for event in happened {
+            switch event {
+            case .records(let records, let recordRoutes): handler.brokerDidDeliver(contentsOf: records, routes: recordRoutes)
+            case .missed(let routes): handler.brokerMayHaveMissed(routes)
+            }
         }
     }
 
