@@ -69,6 +69,7 @@ extension RedisClusterBrokerSession {
         for (address, link) in links where !fresh.masters.contains(address) {
             linkLost(link, RedisError.cluster("\(address) no longer serves slots"))
         }
+        moveMisplacedChannels()
         placeWaiting()
         updateConnected()
     }

@@ -193,9 +193,27 @@ final class RedisClusterBrokerSession {
         channel.sent = false
         channels[name] = channel
         logger.notice("Redis Cluster broker: \(node) dropped \(name) (slot \(channel.slot) moved); subscribing on its new owner")
-        // The old owner answers a new SSUBSCRIBE with MOVED to the new one: no need to wait for a map refresh.
-        place(name)
+        // Subscribe again where the map says, unless it still names `node`: a node that became a replica would
+        // accept the SSUBSCRIBE for its master's slot, so read the map first then.
+        if map.master(forSlot: channel.slot) != node { place(name) }
         scheduleRefresh()
+    }
+
+    /// After a new slot map: a channel active on a node that is not its slot's master (it was subscribed on a
+    /// stale map, e.g. on a restarted master that had been failed over) moves to the master, `missed`.
+    func moveMisplacedChannels() {
+        for (name, channel) in channels where channel.active {
+            guard let node = channel.node, let master = map.master(forSlot: channel.slot), master != node else { continue }
+            var moved = channel
+            moved.active = false
+            moved.missed = true
+            moved.node = nil
+            channels[name] = moved
+            status.activeChannels.subtract(1, ordering: .relaxed)
+            if let link = links[node], link.ready { link.subscriber?.shardUnsubscribe([name]) }
+            logger.notice("Redis Cluster broker: \(name) was subscribed on \(node), but \(master) serves slot \(channel.slot); moving it")
+            place(name)
+        }
     }
 
     /// Redis confirmed subscriptions: run the waiters whose channels are all active (or no longer wanted).
