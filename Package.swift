@@ -248,7 +248,7 @@ let package = Package(
             name: "LonglinkRedisClusterTests",
             dependencies: [
                 "LonglinkRedis", "LonglinkCommands", "LonglinkGateway", "LonglinkStores", "LonglinkLoop", "LonglinkProtobuf",
-                "LonglinkCore", "LonglinkTestSupport",
+                "LonglinkCore", "LonglinkSQLite", "LonglinkTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

@@ -11,7 +11,7 @@ public enum MigrateCommand {
         name: "migrate",
         summary: "copy every order and its history from one store to another, and verify",
         usage: "--from STORE --to STORE [--verify] [--overwrite]",
-        details: "STORE is memory, sqlite:PATH or redis://HOST:PORT/DB. Run it while the gateway is stopped, or\nbeside a shadow store, so the source does not change underneath.",
+        details: "STORE is memory, sqlite:PATH, redis://HOST:PORT/DB or redis-cluster://HOST:PORT[,HOST:PORT…]. Run it while the gateway is stopped, or\nbeside a shadow store, so the source does not change underneath.",
         options: [
             OptionSpec("from", valueName: "STORE", help: "source store", configurable: false),
             OptionSpec("to", valueName: "STORE", help: "target store", configurable: false),
