@@ -62,6 +62,12 @@ public struct BenchParameters: Sendable, Hashable {
     /// i uses address i mod N and falls over to the next on `EADDRNOTAVAIL`. Empty = the kernel's choice. Each
     /// source address has its own ephemeral port range per server address; Linux routes all of 127/8 to `lo`.
     public var sourceAddresses: [String]
+    /// fanout: Redis or Redis Cluster URLs (`redis://…`, `redis-cluster://…`); for each, two `serve` nodes are
+    /// started on it as store and broker, subscribers on one and the publisher on the other, and the rounds
+    /// alternate between the URLs (cluster against single Redis, same run). Empty = the usual fan-out.
+    public var crossNode: [String] = []
+    /// store: a Redis or Redis Cluster store also measured behind the `StoreWriter`, without and with `WAIT 1`.
+    public var storeURL: String?
 
     /// Creates parameters with the documented defaults.
     public init(
@@ -212,6 +218,21 @@ public struct BenchParameters: Sendable, Hashable {
         }
         if !tls && (caFile != nil || insecure) { throw BenchError("--ca-file and --insecure need --tls") }
         if insecure && caFile != nil { throw BenchError("--insecure and --ca-file contradict each other; choose one") }
+        if !crossNode.isEmpty {
+            guard scenario == .fanout else { throw BenchError("--cross-node applies to the fanout scenario only") }
+            guard server == nil, publishServer == nil, against == nil else {
+                throw BenchError("--cross-node starts its own nodes: drop --server, --publish-server and --against")
+            }
+            for url in crossNode where RedisAddress(url: url) == nil && RedisClusterAddress(url: url) == nil {
+                throw BenchError("--cross-node expects redis://HOST:PORT or redis-cluster://HOST:PORT[,…] URLs separated by ';', got '\(url)'")
+            }
+        }
+        if let storeURL {
+            guard scenario == .store else { throw BenchError("--store-url applies to the store scenario only") }
+            guard RedisAddress(url: storeURL) != nil || RedisClusterAddress(url: storeURL) != nil else {
+                throw BenchError("--store-url expects redis://HOST:PORT[/DB] or redis-cluster://HOST:PORT[,…], got '\(storeURL)'")
+            }
+        }
         if let against, against != "redis", RedisAddress(url: against) == nil {
             throw BenchError("--against expects redis://HOST:PORT, or 'redis' to start a redis-server for the run")
         }

@@ -21,6 +21,8 @@ public enum LonglinkBench {
             report.runs = StoreScenario.run(parameters, control: control)
         case .codec:
             report.runs = CodecScenario.run(parameters)
+        case .fanout where !parameters.crossNode.isEmpty:
+            try CrossNodeScenario.run(parameters, control: control, executable: executable, into: &report)
         case .fanout, .connect, .idle, .churn, .storm, .orders:
             try withServers(parameters, executable: executable) { servers in
                 let loops = try BenchLoops(threads: parameters.threads)

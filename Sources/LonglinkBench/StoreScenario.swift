@@ -1,5 +1,6 @@
 import Foundation
 import LonglinkCore
+import LonglinkRedis
 import LonglinkSQLite
 import LonglinkStores
 import Synchronization
@@ -43,6 +44,25 @@ enum StoreScenario {
         guard !control.isInterrupted else { return runs }
         control.progress("store: sqlite behind the StoreWriter, \(changes) changes")
         runs.append(writerRun(path: "\(directory)/writer.sqlite", changes: changes, control: control))
+        if let url = parameters.storeURL {
+            for durability in [RedisDurability.master, RedisDurability(replicas: 1, timeout: .seconds(1))] where !control.isInterrupted {
+                control.progress("store: \(url) behind the StoreWriter, acknowledged \(durability), \(changes) changes")
+                let prefix = "bench-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+                runs.append(
+                    writerRun(
+                        system: url.hasPrefix(RedisClusterAddress.scheme) ? "redis-cluster-writer" : "redis-writer",
+                        label: "StoreWriter on \(url), acknowledged \(durability)",
+                        changes: changes,
+                        control: control
+                    ) { () throws(StoreError) -> any OrderStore in
+                        if let cluster = RedisClusterAddress(url: url) {
+                            return try RedisOrderStore(cluster: cluster, prefix: prefix, durability: durability)
+                        }
+                        return try RedisOrderStore(address: RedisAddress(url: url)!, prefix: prefix, durability: durability)
+                    }
+                )
+            }
+        }
         return runs
     }
 
@@ -63,10 +83,24 @@ enum StoreScenario {
 
     /// Submits `changes` changes to a `StoreWriter` over SQLite and times them until the last is acknowledged.
     static func writerRun(path: String, changes: Int, control: BenchControl) -> BenchRun {
-        var result = BenchRun(system: "sqlite-writer", label: "StoreWriter group commit, acknowledged")
+        writerRun(system: "sqlite-writer", label: "StoreWriter group commit, acknowledged", changes: changes, control: control) {
+            () throws(StoreError) -> any OrderStore in try SQLiteOrderStore(path: path)
+        }
+    }
+
+    /// Submits `changes` changes to a `StoreWriter` over the store `makeStore` opens and times them until the last
+    /// is acknowledged.
+    static func writerRun(
+        system: String,
+        label: String,
+        changes: Int,
+        control: BenchControl,
+        makeStore: @escaping @Sendable () throws(StoreError) -> any OrderStore
+    ) -> BenchRun {
+        var result = BenchRun(system: system, label: label)
         let writer: StoreWriter
         do {
-            writer = try StoreWriter { () throws(StoreError) -> any OrderStore in try SQLiteOrderStore(path: path) }
+            writer = try StoreWriter(makeStore: makeStore)
         } catch {
             result.failures["\(error)"] = 1
             return result

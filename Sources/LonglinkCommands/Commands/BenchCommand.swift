@@ -26,7 +26,10 @@ public enum BenchCommand {
             afterwards. --against redis://HOST:PORT runs the same fan-out through Redis pub/sub in the same
             invocation (alternating, --rounds times) and prints the ratio; --against redis starts a
             redis-server for the run. fanout --publish-server HOST:PORT sends the publisher to another node
-            than --server (both on one Redis store and broker): every record crosses nodes.
+            than --server (both on one Redis store and broker): every record crosses nodes. fanout --cross-node
+            'redis://H:P;redis-cluster://H:P,H:P' starts two nodes per URL (store and broker there) and alternates
+            the cross-node fan-out between them. store --store-url URL adds that Redis (Cluster) store behind the
+            StoreWriter, acknowledged changes/s without and with WAIT 1.
             --tls runs every network scenario over TLS (bench's own gateway gets a throwaway CA and certificate;
             the Redis baseline stays plain TCP: hiredis 0.14 has no TLS). --source-addresses 8 (or
             127.0.0.1-127.0.0.8, or a comma list) binds connection i to 127.0.0.(1 + i mod 8) before connecting,
@@ -79,6 +82,18 @@ public enum BenchCommand {
         OptionSpec("csv", valueName: "FILE", help: "write the per-second series as CSV", configurable: false),
         OptionSpec("svg", valueName: "FILE", help: "write latency and throughput charts as SVG", configurable: false),
         OptionSpec("against", valueName: "URL", help: "compare with Redis pub/sub: redis://HOST:PORT, or 'redis' to start one", configurable: false),
+        OptionSpec(
+            "cross-node",
+            valueName: "URL[;URL…]",
+            help: "fanout: per Redis / Redis Cluster URL, two serve nodes on it, subscribers on one, publisher on the other",
+            configurable: false
+        ),
+        OptionSpec(
+            "store-url",
+            valueName: "URL",
+            help: "store: also a redis:// or redis-cluster:// store behind the StoreWriter, without and with WAIT 1",
+            configurable: false
+        ),
         OptionSpec("from-json", valueName: "FILE", help: "render a saved --json report (table, --svg, --csv) instead of running", configurable: false),
     ]
 
@@ -133,7 +148,7 @@ public enum BenchCommand {
                 throw CommandLineError(error.message)
             }
         }
-        let parameters = BenchParameters(
+        var parameters = BenchParameters(
             scenario: scenario,
             server: options.string("server"),
             subscribers: try options.int("subscribers") ?? 1_000,
@@ -161,6 +176,8 @@ public enum BenchCommand {
             insecure: options.flag("insecure"),
             sourceAddresses: sources
         )
+        parameters.crossNode = options.string("cross-node").map { $0.split(separator: ";").map(String.init) } ?? []
+        parameters.storeURL = options.string("store-url")
         do {
             try parameters.validate()
         } catch {
