@@ -22,18 +22,22 @@ extension RedisOrderStore {
         walk = nil
         var results = [Result<AppliedChange, StoreError>?](repeating: nil, count: changes.count)
         var redo = Set<Int>()
-        do {
-            var seen = Set<OrderKey>()
-            let missing = changes.map(Self.key).filter { cache[$0] == nil && seen.insert($0).inserted }
-            if !missing.isEmpty { try loadAll(missing) }
-        } catch {
-            return changes.map { _ in .failure(error) }
+        // Orders that could not be read (their shard is down) fail; the others' changes go on.
+        var unreadable: [OrderKey: StoreError] = [:]
+        var seen = Set<OrderKey>()
+        let missing = changes.map(Self.key).filter { cache[$0] == nil && seen.insert($0).inserted }
+        for (key, loaded) in zip(missing, missing.isEmpty ? [] : loadEach(missing)) {
+            if case .failure(let error) = loaded { unreadable[key] = error }
         }
         var working: [OrderKey: CachedOrder] = [:]
         var tainted = Set<OrderKey>()
         var calls: [(index: Int, call: ApplyCall)] = []
         for (index, change) in changes.enumerated() {
             let key = Self.key(change)
+            if let error = unreadable[key] {
+                results[index] = .failure(error)
+                continue
+            }
             guard !tainted.contains(key), let current = working[key] ?? cache[key],
                 let prepared = try? prepare(change, current.snapshot, key: key)
             else {

@@ -218,15 +218,20 @@ public final class RedisOrderStore: OrderStore {
     /// Reads several orders (one transaction per slot, pipelined) into the cache; returns them in order.
     @discardableResult
     func loadAll(_ orders: [OrderKey]) throws(StoreError) -> [CachedOrder] {
-        let replies = try transactions(orders.map { ($0, [[Array("HGETALL".utf8), keys.order($0.line, $0.id)]]) })
-        var loaded: [CachedOrder] = []
-        for (key, reply) in zip(orders, replies) {
-            let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(reply[0]), line: key.line, order: key.id, epoch: epoch(for: key))
-            let cached = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
-            remember(cached, for: key)
-            loaded.append(cached)
+        try loadEach(orders).map { (result) throws(StoreError) in try result.get() }
+    }
+
+    /// `loadAll` with a result per order: on a cluster one shard may be down while the others answer.
+    func loadEach(_ orders: [OrderKey]) -> [Result<CachedOrder, StoreError>] {
+        let replies = transactionResults(orders.map { ($0, [[Array("HGETALL".utf8), keys.order($0.line, $0.id)]]) })
+        return zip(orders, replies).map { key, reply in
+            reply.map { reply in
+                let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(reply[0]), line: key.line, order: key.id, epoch: epoch(for: key))
+                let cached = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
+                remember(cached, for: key)
+                return cached
+            }
         }
-        return loaded
     }
 
     func remember(_ order: CachedOrder, for key: OrderKey) {
@@ -251,7 +256,12 @@ public final class RedisOrderStore: OrderStore {
     /// `transaction` for several orders at once: one `MULTI … EXEC` per slot, all pipelined (per node). Returns
     /// each order's replies, in order.
     func transactions(_ work: [(key: OrderKey, commands: [[[UInt8]]])]) throws(StoreError) -> [[RedisReply]] {
-        guard !closed else { throw .closed }
+        try transactionResults(work).map { (result) throws(StoreError) in try result.get() }
+    }
+
+    /// `transactions` with a result per order (the failure of its slot's transaction, if any).
+    func transactionResults(_ work: [(key: OrderKey, commands: [[[UInt8]]])]) -> [Result<[RedisReply], StoreError>] {
+        guard !closed else { return work.map { _ in .failure(.closed) } }
         var bySlot: [(slot: Int, items: [Int])] = []
         var position: [Int: Int] = [:]
         for (index, item) in work.enumerated() {
@@ -270,18 +280,22 @@ public final class RedisOrderStore: OrderStore {
             )
         }
         let results = link.run(groups)
-        var answers = [[RedisReply]](repeating: [], count: work.count)
+        var answers = [Result<[RedisReply], StoreError>](repeating: .success([]), count: work.count)
         for (entry, result) in zip(bySlot, results) {
-            let replies = try result.get()
-            let expected = entry.items.reduce(1) { $0 + work[$1].commands.count }
-            guard let values = replies.last?.array, values.count == expected else {
-                throw .storage("\(link.name): unexpected transaction reply \(replies.last ?? .null)", retryable: true)
-            }
-            if values[0].string != String(epochs[entry.slot]) { try adoptEpoch(values[0].string, slot: entry.slot) }
-            var at = 1
-            for index in entry.items {
-                answers[index] = Array(values[at..<(at + work[index].commands.count)])
-                at += work[index].commands.count
+            do throws(StoreError) {
+                let replies = try result.get()
+                let expected = entry.items.reduce(1) { $0 + work[$1].commands.count }
+                guard let values = replies.last?.array, values.count == expected else {
+                    throw .storage("\(link.name): unexpected transaction reply \(replies.last ?? .null)", retryable: true)
+                }
+                if values[0].string != String(epochs[entry.slot]) { try adoptEpoch(values[0].string, slot: entry.slot) }
+                var at = 1
+                for index in entry.items {
+                    answers[index] = .success(Array(values[at..<(at + work[index].commands.count)]))
+                    at += work[index].commands.count
+                }
+            } catch {
+                for index in entry.items { answers[index] = .failure(error) }
             }
         }
         return answers
