@@ -281,6 +281,8 @@ public final class RedisOrderStore: OrderStore {
         }
         let results = link.run(groups)
         var answers = [Result<[RedisReply], StoreError>](repeating: .success([]), count: work.count)
+        // Slots without an epoch yet (new, or their shard lost its data) get theirs in one pipeline afterwards.
+        var unborn: [(slot: Int, items: [Int])] = []
         for (entry, result) in zip(bySlot, results) {
             do throws(StoreError) {
                 let replies = try result.get()
@@ -288,7 +290,11 @@ public final class RedisOrderStore: OrderStore {
                 guard let values = replies.last?.array, values.count == expected else {
                     throw .storage("\(link.name): unexpected transaction reply \(replies.last ?? .null)", retryable: true)
                 }
-                if values[0].string != String(epochs[entry.slot]) { try adoptEpoch(values[0].string, slot: entry.slot) }
+                if values[0] == .null {
+                    unborn.append(entry)
+                } else if values[0].string != String(epochs[entry.slot]) {
+                    try adoptEpoch(values[0].string, slot: entry.slot)
+                }
                 var at = 1
                 for index in entry.items {
                     answers[index] = .success(Array(values[at..<(at + work[index].commands.count)]))
@@ -296,6 +302,13 @@ public final class RedisOrderStore: OrderStore {
                 }
             } catch {
                 for index in entry.items { answers[index] = .failure(error) }
+            }
+        }
+        if !unborn.isEmpty {
+            do throws(StoreError) {
+                try createEpochs(unborn.map(\.slot))
+            } catch {
+                for entry in unborn { for index in entry.items { answers[index] = .failure(error) } }
             }
         }
         return answers
