@@ -107,6 +107,7 @@ extension RedisOrderStore {
                 guard let stored, let record = RedisRecordCodec.record(entry: parts[1], line: key.line, order: key.id, epoch: epoch)
                 else { throw .storage("Redis at \(address): unreadable replay of \(change.route)", retryable: false) }
                 remember(CachedOrder(snapshot: stored.snapshot, token: stored.token), for: key)
+                try ChangeValidation.checkReplay(change, of: record)
                 return AppliedChange(record: record, snapshot: stored.snapshot, deduplicated: true)
             case "STALE" where parts.count == 2:
                 let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(parts[1]), line: key.line, order: key.id, epoch: epoch)
@@ -124,7 +125,8 @@ extension RedisOrderStore {
         throw .storage("\(change.route) changed \(Self.maxAttempts) times while this change was validated; retry", retryable: true)
     }
 
-    /// The first record of a replayed idempotency key with the current snapshot, or nil.
+    /// The first record of a replayed idempotency key with the current snapshot, or nil; `idempotencyConflict` when
+    /// the key's record is a different change.
     private func replayed(_ change: OrderChange) throws(StoreError) -> AppliedChange? {
         guard !change.idempotencyKey.isEmpty else { return nil }
         let key = Self.key(change)
@@ -139,6 +141,7 @@ extension RedisOrderStore {
             let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(replies[1]), line: key.line, order: key.id, epoch: epoch)
         else { return nil }
         remember(CachedOrder(snapshot: stored.snapshot, token: stored.token), for: key)
+        try ChangeValidation.checkReplay(change, of: record)
         return AppliedChange(record: record, snapshot: stored.snapshot, deduplicated: true)
     }
 

@@ -92,15 +92,24 @@ extension SQLiteOrderStore {
     private func applyOne(_ change: OrderChange, savepoint: Bool) throws(ChangeFailure) -> AppliedChange {
         let cacheKey = SQLiteOrderCache.Key(line: change.line, id: change.orderID)
         var current = cache.order(cacheKey)
+        var replayed: OrderChangeRecord?
         do {
             if current == nil { current = try loadOrder(change.line, change.orderID) }
             if let current, !change.idempotencyKey.isEmpty,
                 let first = try recordWithKey(change.idempotencyKey, of: current.key, current.snapshot)
             {
-                return AppliedChange(record: first, snapshot: current.snapshot, deduplicated: true)
+                replayed = first
             }
         } catch {
             throw .storage(error)
+        }
+        if let replayed, let current {
+            do {
+                try ChangeValidation.checkReplay(change, of: replayed)
+            } catch {
+                throw .refused(error)
+            }
+            return AppliedChange(record: replayed, snapshot: current.snapshot, deduplicated: true)
         }
         let prepared: ChangeValidation.Prepared
         do {

@@ -33,6 +33,7 @@ public enum BenchCommand {
             falling over to the next address on EADDRNOTAVAIL, when one address runs out of ephemeral ports.
             Every run is bounded by --duration and --timeout; Ctrl-C prints what was measured so far.
             """,
+        maximumPositionals: 1,
         options: specs,
         run: run
     )

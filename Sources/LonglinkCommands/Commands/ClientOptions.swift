@@ -36,14 +36,20 @@ enum ClientOptions {
         return try LonglinkClient(configuration: configuration)
     }
 
-    /// Waits for the connection, turning a failure into an exit-code-3 message.
+    /// Waits for the connection; the first failed attempt fails the command at once with its own message and exit
+    /// code (`ClientExitCode`), instead of retrying until the timeout.
     static func connect(_ client: LonglinkClient, _ options: ResolvedOptions) async throws {
         let timeout = try options.duration("timeout") ?? .seconds(10)
-        do {
-            try await client.waitUntilConnected(timeout: timeout)
+        do throws(ClientError) {
+            try await client.waitUntilConnected(timeout: timeout, failingFast: true)
         } catch {
-            throw CommandFailure("cannot reach the gateway at \(options.string("server") ?? "?"): \(error)", exitCode: 3)
+            throw failure(error, options)
         }
+    }
+
+    /// The message and exit code for a failed client call.
+    static func failure(_ error: ClientError, _ options: ResolvedOptions) -> CommandFailure {
+        ClientExitCode.failure(error, server: options.string("server") ?? "the gateway")
     }
 }
 

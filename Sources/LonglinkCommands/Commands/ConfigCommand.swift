@@ -7,6 +7,7 @@ public enum ConfigCommand {
         summary: "check a configuration (with where each value came from) or print the default one",
         usage: "check [FILE] [serve options] | default",
         details: "Precedence, lowest first: built-in default < config file < environment (LONGLINK_*) < flag.",
+        maximumPositionals: 2,
         options: ServeOptions.specs
     ) { options, context in
         switch options.positionals.first {

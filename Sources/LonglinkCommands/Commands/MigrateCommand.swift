@@ -12,6 +12,7 @@ public enum MigrateCommand {
         summary: "copy every order and its history from one store to another, and verify",
         usage: "--from STORE --to STORE [--verify] [--overwrite]",
         details: "STORE is memory, sqlite:PATH or redis://HOST:PORT/DB. Run it while the gateway is stopped, or\nbeside a shadow store, so the source does not change underneath.",
+        maximumPositionals: 0,
         options: [
             OptionSpec("from", valueName: "STORE", help: "source store", configurable: false),
             OptionSpec("to", valueName: "STORE", help: "target store", configurable: false),

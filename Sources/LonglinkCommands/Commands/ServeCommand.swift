@@ -19,6 +19,7 @@ public enum ServeCommand {
             `shutdown` disconnect with a jittered reconnect delay paced over --drain-period, flush, close the
             store, exit 0.
             """,
+        maximumPositionals: 0,
         options: ServeOptions.specs
     ) { options, context in
         let configuration = try ServeConfiguration(options: options)
@@ -227,7 +228,7 @@ public final class RunningGateway: Sendable {
         let gateway = Gateway(
             configuration: gatewayConfiguration,
             codec: ProtobufFrameCodec(),
-            store: StoreWriterAccess(writer: writer),
+            store: StoreWriterAccess(writer: writer, catalog: catalog),
             broker: broker,
             authorizer: authorizer,
             logger: logger.labeled("gateway"),

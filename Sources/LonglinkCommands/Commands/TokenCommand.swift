@@ -18,6 +18,7 @@ public enum TokenCommand {
               export LONGLINK_TOKEN=$(longlink token --secret-file data/dev-secret --sub rider-1 \\
                   --routes 'order://taxi/8812' --ttl 1h)
             """,
+        maximumPositionals: 0,
         options: [
             OptionSpec("secret-file", valueName: "FILE", help: "file holding the token secret (or LONGLINK_SECRET)"),
             OptionSpec("sub", valueName: "USER", help: "the user or service id (sub claim)", configurable: false),

@@ -31,13 +31,14 @@ struct MemoryLineTable {
     }
 
     /// Validates and records `change` (see `OrderStore.apply`): a replayed idempotency key returns the first
-    /// record; otherwise the change is prepared by `ChangeValidation` and appended.
+    /// record (or `idempotencyConflict` for a different change); otherwise the change is prepared by `ChangeValidation` and appended.
     mutating func apply(_ change: OrderChange, epoch: UInt32, nowMillis: UInt64, keeping: Int)
         throws(StoreError) -> AppliedChange
     {
         if let slot = slot(of: change.orderID) {
             let key = change.idempotencyKey
             if !key.isEmpty, let offset = orders[slot].keys[key], let first = orders[slot].record(at: offset) {
+                try ChangeValidation.checkReplay(change, of: first)
                 return AppliedChange(record: first, snapshot: orders[slot].snapshot, deduplicated: true)
             }
             let (prepared, stateIndex) = try ChangeValidation.prepare(

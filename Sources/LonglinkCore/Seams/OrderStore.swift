@@ -7,8 +7,9 @@
 ///   `unknownOrder`.
 /// - Offsets start at 1 and strictly increase per order, without gaps, within one epoch.
 /// - Applying a change whose non-empty idempotency key was applied before (to the same order) returns the
-///   first record with `deduplicated = true`, the order's current snapshot, and stores nothing. A key is
-///   remembered as long as its record is retained.
+///   first record with `deduplicated = true`, the order's current snapshot, and stores nothing, when the change is
+///   the same (target state and fields: `ChangeValidation.checkReplay`); a different change under a used key
+///   throws `.idempotencyConflict` and stores nothing. A key is remembered as long as its record is retained.
 /// - Validation and record building are `ChangeValidation.prepare`, shared by every implementation.
 /// - When `apply` returns, the record is as durable as the implementation promises (SQLite: committed).
 /// - `applyBatch` is `apply` for many changes in one transaction (group commit); each change still succeeds
@@ -155,8 +156,9 @@ public struct OrderCursor: Hashable, Sendable {
     }
 }
 
-/// Why the Store refused a change or could not answer.
-public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+/// Why the Store refused a change or could not answer. `description` is the sentence a person reads (CLI, admin
+/// API, the wire's error message); `debugDescription` adds the type and case for logs and test failures.
+public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The line's state machine does not allow `from → to`; `allowed` lists the states it does allow.
     case illegalTransition(line: BusinessLine, order: OrderID, from: OrderState?, to: OrderState, allowed: [OrderState])
     /// No such order (and the change does not create it).
@@ -165,7 +167,10 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownLine(String)
     /// The state is not part of the line's state machine.
     case unknownState(line: BusinessLine, state: OrderState)
-    /// The idempotency key was used for a different order, or an import disagrees with stored data.
+    /// The idempotency key was applied before on this order for a different change (another target state or other
+    /// fields): the request is refused instead of answering with the first result, which would not be what it asked.
+    case idempotencyConflict(key: String, route: Route, storedState: OrderState)
+    /// An import disagrees with stored data, or a snapshot does not belong to the change's order.
     case conflict(String)
     /// A field is invalid (payload too large, location out of range, ...).
     case invalidField(String)
@@ -180,18 +185,23 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .illegalTransition(let line, let order, let from, let to, let allowed):
             let origin = from.map { "'\($0)'" } ?? "no state (new order)"
             let next = allowed.isEmpty ? "none (terminal state)" : allowed.map(\.name).joined(separator: ", ")
-            return "StoreError: illegal transition for \(line) order \(order): \(origin) → '\(to)'; allowed next: \(next)"
+            return "illegal transition for \(line) order \(order): \(origin) → '\(to)'; allowed next: \(next)"
         case .unknownOrder(let line, let order):
-            return "StoreError: unknown \(line) order \(order); create it with the line's initial state first"
-        case .unknownLine(let line): return "StoreError: unknown business line '\(line)'"
-        case .unknownState(let line, let state): return "StoreError: '\(state)' is not a state of line \(line)"
-        case .conflict(let why): return "StoreError: conflict: \(why)"
-        case .invalidField(let why): return "StoreError: invalid field: \(why)"
+            return "unknown \(line) order \(order); create it with the line's initial state first"
+        case .unknownLine(let line): return "unknown business line '\(line)'"
+        case .unknownState(let line, let state): return "'\(state)' is not a state of line \(line)"
+        case .idempotencyConflict(let key, let route, let stored):
+            return "idempotency key '\(key)' was already used on \(route) for a different change (→ '\(stored)'); "
+                + "nothing was stored: use a new key for a new change"
+        case .conflict(let why): return "conflict: \(why)"
+        case .invalidField(let why): return "invalid field: \(why)"
         case .storage(let why, let retryable):
-            return "StoreError: storage failure\(retryable ? " (retryable)" : ""): \(why)"
-        case .closed: return "StoreError: the store is closed"
+            return "storage failure\(retryable ? " (retryable)" : ""): \(why)"
+        case .closed: return "the store is closed"
         }
     }
+
+    public var debugDescription: String { "StoreError(\(code)): \(description)" }
 
     /// The wire error code for this refusal.
     public var code: ErrorCode {
@@ -199,7 +209,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .illegalTransition: .illegalTransition
         case .unknownOrder: .unknownOrder
         case .unknownLine: .unknownLine
-        case .unknownState: .illegalTransition
+        case .unknownState: .unknownState
+        case .idempotencyConflict: .idempotencyConflict
         case .conflict: .staleChange
         case .invalidField: .invalidField
         case .storage: .unavailable

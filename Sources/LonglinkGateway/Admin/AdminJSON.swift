@@ -59,7 +59,7 @@ public enum AdminJSON {
     public static func refusal(_ error: StoreError) -> HTTPResponse {
         let status: HTTPStatus =
             switch error {
-            case .illegalTransition, .unknownState, .conflict: .conflict
+            case .illegalTransition, .unknownState, .conflict, .idempotencyConflict: .conflict
             case .unknownOrder, .unknownLine: .notFound
             case .invalidField: .unprocessableContent
             case .storage, .closed: .serviceUnavailable

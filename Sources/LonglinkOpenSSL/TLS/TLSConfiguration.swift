@@ -79,12 +79,14 @@ public struct TLSConfiguration: Sendable, Hashable {
 }
 
 /// A TLS context could not be built (unreadable file, key not matching the certificate, ...).
-public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What failed, with OpenSSL's reason.
     public let reason: String
 
     /// Creates an error.
     public init(_ reason: String) { self.reason = reason }
 
-    public var description: String { "TLSError: \(reason)" }
+    public var description: String { "TLS: \(reason)" }
+
+    public var debugDescription: String { "TLSError: \(reason)" }
 }
