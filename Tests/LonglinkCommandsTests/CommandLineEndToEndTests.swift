@@ -2,6 +2,7 @@ import Foundation
 import LonglinkCommands
 import LonglinkCore
 import LonglinkSQLite
+import LonglinkTestSupport
 import Testing
 
 /// The `longlink` executable built next to this test binary.
@@ -62,35 +63,6 @@ final class ServerProcess {
     }
 
     deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-}
-
-/// A loopback port bound (not listening) for as long as this value lives: connecting to it is refused, and no other
-/// socket can bind it meanwhile.
-final class BoundPort {
-    let fd: CInt
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard fd >= 0, bound == 0 else {
-            if fd >= 0 { close(fd) }
-            throw POSIXError(.EADDRINUSE)
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        self.fd = fd
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { close(fd) }
 }
 
 func run(_ arguments: [String]) async -> (Int32, CommandIO) {
