@@ -1,3 +1,4 @@
+import Glibc
 import LonglinkClient
 import LonglinkCore
 import LonglinkLoop
@@ -68,5 +69,21 @@ struct ReadableValuesTests {
         #expect(String(reflecting: StoreError.unknownLine("bus")) == "StoreError(unknown_line(405)): unknown business line 'bus'")
         #expect(refused.isTerminal == false)
         #expect(ConnectionFailure.authentication(.invalidToken("bad")).isTerminal)
+    }
+
+    @Test("timestamps print as ISO 8601 UTC, the same as gmtime, across leap days and centuries")
+    func timestamps() {
+        for seconds: Int in [0, 951_782_400, 1_709_164_800, 1_732_904_800, 4_107_542_399, 4_107_542_400, 253_402_300_799] {
+            var time = time_t(seconds)
+            var parts = tm()
+            gmtime_r(&time, &parts)
+            func pad(_ value: Int32, _ width: Int) -> String {
+                String(repeating: "0", count: max(0, width - String(value).count)) + String(value)
+            }
+            let date = pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2)
+            let clock = pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2)
+            let expected = date + "T" + clock + ".042Z"
+            #expect(TimestampText.iso8601(millis: UInt64(seconds) * 1000 + 42) == expected)
+        }
     }
 }

@@ -100,15 +100,5 @@ enum ChangeFormatter {
     }
 
     /// ISO 8601 UTC with milliseconds.
-    static func isoTime(millis: UInt64) -> String {
-        var seconds = time_t(millis / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ v: Int, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        return "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T"
-            + "\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2)).\(pad(Int(millis % 1000), 3))Z"
-    }
+    static func isoTime(millis: UInt64) -> String { TimestampText.iso8601(millis: millis) }
 }
