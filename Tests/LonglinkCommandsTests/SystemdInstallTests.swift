@@ -28,6 +28,22 @@ struct SystemdInstallTests {
         }
     }
 
+    @Test("config default writes the options given as flags (validated) in place of their defaults")
+    func configDefaultWithFlags() async throws {
+        let (code, io) = await run(["config", "default", "--store", "sqlite:/var/lib/x.sqlite", "--secret-file", "/run/s"])
+        #expect(code == 0, "\(io.capturedErr)")
+        let file = try ConfigFile(text: io.capturedOut, path: "default")
+        #expect(file.entries.filter { $0.name == "store" }.map(\.value) == ["sqlite:/var/lib/x.sqlite"])
+        #expect(file.entries.filter { $0.name == "secret-file" }.map(\.value) == ["/run/s"])
+        #expect(file.entries.contains { $0.name == "listen" && $0.value == "127.0.0.1:7070" })
+        let (devCode, devIO) = await run(["config", "default", "--insecure-dev"])
+        #expect(devCode == 2 && devIO.capturedErr.contains("cannot be set in a config file"))
+        let (badCode, _) = await run(["config", "default", "--listen", "nohost"])
+        #expect(badCode == 2)
+        let (checkCode, checkIO) = await run(["config", "check", "--store", "memory"])
+        #expect(checkCode == 0 && checkIO.capturedErr.contains("no token secret"))
+    }
+
     @Test("the header's install steps, then the unit's ExecStartPre and ExecStart with its settings, answer /readyz")
     func documentedInstall() async throws {
         let binary = try #require(longlinkExecutable(), "longlink is not built; run `swift build`")
