@@ -39,7 +39,7 @@ struct SecurityCommandTests {
         let (tokenCode, tokenIO) = await run(["token", "--sub", "a"])
         #expect(tokenCode == 2)
         #expect(tokenIO.capturedErr.contains("no secret"))
-        let (serveCode, serveIO) = await run(["serve", "--store", "memory", "--listen", "127.0.0.1:0"])
+        let (serveCode, serveIO) = await run(["serve", "--store", "memory", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
         #expect(serveCode == 2)
         #expect(serveIO.capturedErr.contains("--insecure-dev"))
         let (shortCode, shortIO) = await run(["token", "--sub", "a"], environment: ["LONGLINK_SECRET": "short"])
