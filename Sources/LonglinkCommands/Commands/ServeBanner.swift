@@ -44,7 +44,7 @@ enum ServeBanner {
             "Try, in another terminal\(tlsFlags):",
             "  LONGLINK_TOKEN=$(longlink token \(hint)--sub rider-1 --routes 'order://taxi/8812' --ttl 1h) \\",
             "    longlink subscribe order://taxi/8812 --server \(host):\(port)",
-            "  LONGLINK_TOKEN=$(longlink token \(hint)--sub backend-1 --role publisher --ttl 1h) \\",
+            "  LONGLINK_TOKEN=$(longlink token \(hint)--sub backend-1 --role publisher --routes 'order://*' --ttl 1h) \\",
             "    longlink publish --order 8812 --line taxi --state created --server \(host):\(port)",
         ]
         return lines.joined(separator: "\n")
