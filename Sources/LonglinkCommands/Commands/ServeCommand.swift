@@ -15,9 +15,9 @@ public enum ServeCommand {
         summary: "run the gateway",
         details: """
             Starts one event loop per core, each with its own SO_REUSEPORT listener, the Store's single writer on
-            its own thread, and the local broker. SIGTERM or SIGINT drain: stop accepting, send every client a
-            `shutdown` disconnect with a jittered reconnect delay paced over --drain-period, flush, close the
-            store, exit 0.
+            its own thread, and the local broker. A port another process listens on is refused ("address already
+            in use"). SIGTERM or SIGINT drain: stop accepting, send every client a `shutdown` disconnect with a
+            jittered reconnect delay paced over --drain-period, flush, close the store, exit 0.
             """,
         options: ServeOptions.specs
     ) { options, context in
@@ -246,7 +246,7 @@ public final class RunningGateway: Sendable {
         } catch {
             broker.shutdown()
             writer.shutdown()
-            throw CommandFailure("cannot listen on \(gatewayConfiguration.host):\(gatewayConfiguration.port): \(error)")
+            throw CommandFailure("\(error)")
         }
         var admin: AdminServer?
         if let operationsListen {
@@ -267,7 +267,7 @@ public final class RunningGateway: Sendable {
                 gateway.stop()
                 broker.shutdown()
                 writer.shutdown()
-                throw CommandFailure("cannot listen on \(operationsListen) (--metrics-listen): \(error)")
+                throw CommandFailure("\(ListenFailure(address: "\(operationsListen)", error: error)) (--metrics-listen)")
             }
             admin = server
         }
