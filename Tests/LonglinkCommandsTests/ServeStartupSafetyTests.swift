@@ -43,7 +43,7 @@ final class ServeChild {
     }
 }
 
-@Suite("serve: a port shared with nobody (real processes)", .serialized)
+@Suite("serve: a port shared with nobody, signals honoured while starting (real processes)", .serialized)
 struct ServeStartupSafetyTests {
     static let base = ["--store", "memory", "--insecure-dev", "--drain-period", "200ms", "--log-level", "info"]
 
@@ -89,5 +89,27 @@ struct ServeStartupSafetyTests {
         #expect(first.process.isRunning)
         first.send(SIGTERM)
         #expect(first.exitStatus(within: 20) == 0)
+    }
+
+    @Test(
+        "SIGTERM and SIGINT end serve at once while it waits for an unreachable Redis (exit 0, nothing served)",
+        arguments: [SIGTERM, SIGINT]
+    )
+    func signalWhileWaitingForRedis(_ signal: CInt) throws {
+        // Bound without listening: connecting is refused, and no parallel test can take the port meanwhile.
+        let closed = try BoundPort()
+        let child = try ServeChild(
+            Self.base.filter { $0 != "memory" && $0 != "--store" }
+                + ["--store", "redis://127.0.0.1:\(closed.port)", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"]
+        )
+        // Past the first failed attempts, in the back-off between retries.
+        #expect(child.output.waitFor("(attempt 2)", seconds: 20), "\(child.output.text)")
+        let sent = ContinuousClock.now
+        child.send(signal)
+        let status = child.exitStatus(within: 10)
+        let took = ContinuousClock.now - sent
+        #expect(status == 0, "exit status \(String(describing: status)) after \(took): \(child.output.text)")
+        #expect(child.output.text.contains("while starting"), "\(child.output.text)")
+        #expect(!child.output.text.contains("serving on"))
     }
 }
