@@ -72,7 +72,7 @@ struct SecurityCommandTests {
     func publishOverTLS() async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
-        let environment = ["LONGLINK_TOKEN": gateway.token("backend", role: .publisher, routes: [])]
+        let environment = ["LONGLINK_TOKEN": gateway.token("backend", role: .publisher, routes: ["order://taxi/*"])]
         let (code, io) = await run(
             [
                 "publish", "--order", "cli1", "--line", "taxi", "--state", "created", "--server", "127.0.0.1:\(gateway.port(.tls))",
