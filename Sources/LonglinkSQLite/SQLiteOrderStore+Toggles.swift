@@ -91,7 +91,7 @@ extension SQLiteOrderStore {
 
     /// The stored toggles of `app` (all when nil); none in a read-only v1 file, which has no `toggles` table.
     private func readToggles(app: String?) throws(SQLiteError) -> [FeatureToggle] {
-        guard database.schemaVersion >= SQLiteSchema.version2.version else { return [] }
+        if database.isReadOnly && database.schemaVersion < SQLiteSchema.version2.version { return [] }
         let query = try database.connection.prepare(
             """
             SELECT app, name, value_kind, value_text, epoch, last_offset, updated_at FROM toggles
