@@ -50,45 +50,38 @@ public final class ShadowOrderStore: OrderStore {
         return results
     }
 
-    /// Records the primary committed elsewhere: stored by both, compared.
+    /// Records committed elsewhere: stored by the primary, and what it stored handed on to the shadow.
     public func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>] {
-        let first = primary.applyCommittedBatch(records)
-        let stored = zip(first, records).compactMap { result, record in (try? result.get()) == nil ? nil : record }
-        let second = shadow.applyCommittedBatch(stored)
-        var next = 0
-        for (result, record) in zip(first, records) {
-            guard case .success(let applied) = result else { continue }
-            guard next < second.count else {
-                report("applyCommitted", .shadowFailed, record.line, record.orderID, "shadow returned \(second.count) results")
-                break
-            }
-            compare(applied, second[next], operation: "applyCommitted")
-            next += 1
-        }
-        return first
+        let results = primary.applyCommittedBatch(records)
+        handOn(results, operation: "applyCommitted")
+        return results
     }
 
     /// Hands what the primary committed to the shadow as committed, then checks the primary's refusals against
     /// the shadow's copy of the order (after the batch, so both copies stand at the same point).
     private func mirror(_ results: [Result<AppliedChange, StoreError>], of changes: [OrderChange]) {
-        var committed: [OrderChangeRecord] = []
-        committed.reserveCapacity(results.count)
-        for case .success(let applied) in results { committed.append(applied.record) }
-        if !committed.isEmpty {
-            let second = shadow.applyCommittedBatch(committed)
-            var next = 0
-            for case .success(let applied) in results {
-                guard next < second.count else {
-                    report("apply", .shadowFailed, applied.record.line, applied.record.orderID, "shadow returned \(second.count) results")
-                    break
-                }
-                compare(applied, second[next], operation: "apply")
-                next += 1
-            }
-        }
+        handOn(results, operation: "apply")
         for (result, change) in zip(results, changes) {
             guard case .failure(let error) = result else { continue }
             checkRefusal(error, change)
+        }
+    }
+
+    /// Stores the primary's successful results' records in the shadow (one batch) and compares its answers.
+    private func handOn(_ results: [Result<AppliedChange, StoreError>], operation: String) {
+        var committed: [OrderChangeRecord] = []
+        committed.reserveCapacity(results.count)
+        for case .success(let applied) in results { committed.append(applied.record) }
+        guard !committed.isEmpty else { return }
+        let second = shadow.applyCommittedBatch(committed)
+        var next = 0
+        for case .success(let applied) in results {
+            guard next < second.count else {
+                report(operation, .shadowFailed, applied.record.line, applied.record.orderID, "shadow returned \(second.count) results")
+                return
+            }
+            compare(applied, second[next], operation: operation)
+            next += 1
         }
     }
 
