@@ -122,7 +122,7 @@ final class LoopGateway {
         }
         let peerAddress = try? Socket.peerAddress(fd)
         let address = peerAddress?.host ?? "unknown"
-        if let refusal = shared.admission.admit(address: address, nowNanos: context.now) {
+        if let refusal = shared.admission.admit(address: address) {
             counters.refused.add(1, ordering: .relaxed)
             counters.recordDisconnect(refusal.code)
             refuse(fd, refusal.code, reason: refusal.reason, retryAfterMillis: refusal.retryAfterMillis)
