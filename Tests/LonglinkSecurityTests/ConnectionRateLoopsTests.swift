@@ -12,8 +12,11 @@ struct ConnectionRateLoopsTests {
     func burstBeyondTheBucket(loops: Int) async throws {
         let rate = 50
         let burst = 100
+        // A long handshake timeout: on a loaded machine opening 400 sockets can take longer than the default 10 s,
+        // and an admitted connection that never sends `connect` would be closed before it is counted.
         let gateway = try SecureGateway(
             loops: loops,
+            handshakeMillis: 300_000,
             admission: AdmissionLimits(connectionsPerSecond: rate, connectionBurst: burst, maxConnectionsPerAddress: 0)
         )
         defer { gateway.stop() }

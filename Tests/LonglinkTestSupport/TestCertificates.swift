@@ -82,9 +82,11 @@ public final class TestCertificates: Sendable {
     }
 
     private func openssl(_ arguments: String...) throws {
-        let output = try ProcessRunner.run(["openssl"] + arguments)
+        // A generous deadline: key generation on a loaded two-core machine can take many seconds.
+        let output = try ProcessRunner.run(["openssl"] + arguments, timeout: .seconds(120))
         guard output.status == 0 else {
-            throw CertificateError(message: "openssl \(arguments.prefix(2).joined(separator: " ")) failed: \(output.stderr)")
+            let how = output.status == -1 ? "was killed at its deadline" : "exited \(output.status)"
+            throw CertificateError(message: "openssl \(arguments.prefix(2).joined(separator: " ")) \(how): \(output.stderr)")
         }
     }
 }
