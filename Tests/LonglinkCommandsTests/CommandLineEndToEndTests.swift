@@ -27,7 +27,8 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// `longlink serve` as a child process on a free port, its stderr collected.
+/// `longlink serve` as a child process on free ports (client and operations listeners both on port 0, so a gateway
+/// serving on the defaults meanwhile does not matter), its stderr collected.
 final class ServerProcess {
     let process = Process()
     let stderr = Pipe()
@@ -36,7 +37,8 @@ final class ServerProcess {
 
     init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: try #require(longlinkExecutable(), "longlink is not built"))
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+        let operations = arguments.contains("--metrics-listen") ? [] : ["--metrics-listen", "127.0.0.1:0"]
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + operations + arguments
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -196,7 +198,7 @@ struct CommandLineEndToEndTests {
 
     @Test("serve refuses an unknown store toggle instead of falling back")
     func unknownStore() async throws {
-        let (code, io) = await run(["serve", "--store", "postgres://db", "--listen", "127.0.0.1:0", "--insecure-dev"])
+        let (code, io) = await run(["serve", "--store", "postgres://db", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-dev"])
         #expect(code == 2)
         #expect(io.capturedErr.contains("postgres://db"))
     }

@@ -30,6 +30,10 @@ public enum OrderStoreContract {
         OrderStoreContractCheck("importOrder round-trips and refuses conflicts unless replacing", run: importRoundTrip),
         OrderStoreContractCheck("importOrder refuses inconsistent data", run: importInvalid),
         OrderStoreContractCheck("applyBatch applies good changes and refuses bad ones in order", run: batchMixed),
+        OrderStoreContractCheck("committed records are stored exactly as committed", run: committedAsCommitted),
+        OrderStoreContractCheck("a held committed record is a replay; gaps and other histories are refused", run: committedRefusals),
+        OrderStoreContractCheck("applyCommittedBatch stores each record on its own and trims history", run: committedBatch),
+        OrderStoreContractCheck("importOrder extends an earlier copy, refuses one ahead or diverged, replaces on request", run: importPolicies),
         OrderStoreContractCheck("a shut down store refuses calls", run: closedStore),
         OrderStoreContractCheck("a reopened durable store keeps orders, history, keys and epoch", run: durability),
     ]

@@ -19,6 +19,9 @@
 ///   (`ChangeValidation.window` decides).
 /// - History is trimmed to `StoreRetention.maxRecordsPerOrder` on apply; `expire` applies the age limit and
 ///   removes terminal orders past their TTL.
+/// - `applyCommittedBatch` stores records another store committed exactly as committed (offsets, timestamps,
+///   fields, idempotency keys; only the epoch becomes this store's), so a shadow store or a migration target
+///   holds a faithful copy: `ChangeValidation.prepareCommitted` decides, and a record already held is a replay.
 ///
 /// A store instance is owned by one thread, the Store's writer (see `StoreWriter`); it is not shared.
 public protocol OrderStore: AnyObject {
@@ -47,14 +50,22 @@ public protocol OrderStore: AnyObject {
     /// Orders in a stable order (line, then id) after `cursor`, at most `limit`: how migration walks a store.
     func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot]
 
+    /// Stores records another store committed, in order, as they were committed (see
+    /// `ChangeValidation.prepareCommitted`): each the order's next record (or, at or before its current offset,
+    /// the same record it holds: answered as a replay with `deduplicated = true`). One result per record; like
+    /// `applyBatch`, one transaction where the store has them, history trimmed to the retained count.
+    func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>]
+
     /// Writes an order's snapshot and retained history as given (offsets and timestamps kept, positions
     /// re-stamped into this store's epoch: see `ChangeValidation.prepareImport`). Used by `StoreMigration`;
     /// bypasses transition validation because the history was validated before.
     ///
-    /// When the order already exists: identical data (ignoring epochs) is a no-op; different data throws
-    /// `.conflict` unless `replace` is true, in which case the stored order (and its idempotency keys) is
-    /// replaced entirely.
-    func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError)
+    /// When the order already exists, `policy` decides (`ChangeValidation.importOutcome`, atomically with the
+    /// write): identical data is a no-op; a stored earlier state is brought up to date with `.extend`; other
+    /// differences throw `.conflict` unless `.replace`, which replaces the stored order and its idempotency keys.
+    @discardableResult
+    func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], policy: ImportPolicy)
+        throws(StoreError) -> ImportOutcome
 
     /// Drops history beyond the retention limits and terminal orders past their expiry; returns how many
     /// orders were removed.
@@ -70,6 +81,15 @@ public protocol OrderStore: AnyObject {
 
     /// The toggles of `app` (every toggle when nil), sorted by app then name.
     func toggles(app: String?) throws(StoreError) -> [FeatureToggle]
+
+    /// Whether this store keeps feature toggles (a migration refuses to drop a source's toggles on a store that
+    /// keeps none).
+    var keepsToggles: Bool { get }
+
+    /// Writes a toggle as another store holds it (value, offset and time kept, position re-stamped into this
+    /// store's epoch); `policy` decides over a different stored value, as for `importOrder`.
+    @discardableResult
+    func importToggle(_ toggle: FeatureToggle, policy: ImportPolicy) throws(StoreError) -> ImportOutcome
 }
 
 extension OrderStore {
@@ -83,6 +103,21 @@ extension OrderStore {
 
     /// No toggles.
     public func toggles(app: String?) throws(StoreError) -> [FeatureToggle] { [] }
+
+    /// False: a store that keeps no toggles.
+    public var keepsToggles: Bool { false }
+
+    /// Refuses: a store that keeps no toggles.
+    @discardableResult
+    public func importToggle(_ toggle: FeatureToggle, policy: ImportPolicy) throws(StoreError) -> ImportOutcome {
+        throw .storage("this store keeps no feature toggles", retryable: false)
+    }
+
+    /// Stores one record another store committed (see `applyCommittedBatch`).
+    public func applyCommitted(_ record: OrderChangeRecord) throws(StoreError) -> AppliedChange {
+        guard let result = applyCommittedBatch([record]).first else { throw .closed }
+        return try result.get()
+    }
 
     /// One toggle, or nil.
     public func toggle(app: String, name: String) throws(StoreError) -> FeatureToggle? {
@@ -113,9 +148,12 @@ extension OrderStore {
         }
     }
 
-    /// Imports an order, refusing to replace different data (`replace: false`).
-    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord]) throws(StoreError) {
-        try importOrder(snapshot, history: history, replace: false)
+    /// Imports an order, refusing to replace different data (`.refuseDifferent`).
+    @discardableResult
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord]) throws(StoreError)
+        -> ImportOutcome
+    {
+        try importOrder(snapshot, history: history, policy: .refuseDifferent)
     }
 }
 

@@ -73,4 +73,16 @@ public enum AdminJSON {
             status: status
         )
     }
+
+    /// A publish the caller's token does not allow: 403 with `{"error","code":403,"status":403}`.
+    public static func refusal(_ denial: PublishDenial) -> HTTPResponse {
+        .json(
+            .object([
+                ("error", .string("\(ErrorCode.permissionDenied): \(denial)")),
+                ("code", .int(Int64(ErrorCode.permissionDenied.rawValue))),
+                ("status", .int(Int64(HTTPStatus.forbidden.code))),
+            ]),
+            status: .forbidden
+        )
+    }
 }
