@@ -156,7 +156,13 @@ struct TLSGatewayTests {
             logger: log.logger
         )
         defer { anonymous.close() }
-        #expect(await eventually { log.text.contains("certificate required") }, "log: \(log.text)")
+        // TLS 1.3 checks the client's certificate after the client finished its handshake: the server's alert
+        // ("certificate required") usually arrives first, but when the server closes with the client's first
+        // frame unread, the kernel answers with a reset that can overtake it.
+        #expect(
+            await eventually { log.text.contains("certificate required") || log.text.contains("connection reset by peer") },
+            "log: \(log.text)"
+        )
         let identified = try gateway.client(
             .clientCertificate,
             token: gateway.token(),
