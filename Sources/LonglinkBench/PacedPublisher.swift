@@ -5,8 +5,9 @@ import LonglinkLoop
 protocol PublishSink: AnyObject {
     /// Whether the sink's connection is up.
     var isReady: Bool { get }
-    /// Sends publish number `sequence` on `route` with `payload`; answers later with `publisher.acknowledged`.
-    func publish(route: Int, sequence: UInt64, payload: [UInt8])
+    /// Sends a publish on `route` whose payload carries `stamp` (send time, route sequence) and is `payloadSize`
+    /// bytes long (see `BenchPayload`); answers later with `publisher.acknowledged`.
+    func publish(route: Int, stamp: (timestamp: UInt64, sequence: UInt64), payloadSize: Int)
 }
 
 /// Drives a `PublishSink` at the workload's rate: a 1 ms timer releases what is due (rate × elapsed − sent),
@@ -98,23 +99,22 @@ final class PacedPublisher {
             let elapsed = Double(MonotonicClock.nanoseconds() &- startedAt) / 1e9
             due = min(due, Int(workload.rate * elapsed) + 1 - sent)
         }
+        // The publishes released together go out in one write at the end of this loop iteration: one send time.
+        let now = BenchPayload.now()
+        var released = 0
         while due > 0 && inFlight < workload.window {
             if countsDeliveries && sentDeliveries - counters.deliveries.value >= workload.deliveryWindow { break }
             let route = nextRoute
             nextRoute = (nextRoute + 1) % workload.routes
             sequences[route] += 1
-            let payload = BenchPayload.make(
-                size: workload.payload,
-                timestamp: BenchPayload.now(),
-                sequence: stampsSequences ? sequences[route] : 0
-            )
             sent += 1
             inFlight += 1
             due -= 1
+            released += 1
             if countsDeliveries { sentDeliveries += workload.subscribers(onRoute: route) }
-            counters.published.add(1)
-            sink.publish(route: route, sequence: sequences[route], payload: payload)
+            sink.publish(route: route, stamp: (now, stampsSequences ? sequences[route] : 0), payloadSize: workload.payload)
         }
+        if released > 0 { counters.published.add(released) }
         if sent >= limit && workload.rate > 0, let timer {
             context.cancel(timer)
             self.timer = nil

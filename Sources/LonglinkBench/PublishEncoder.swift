@@ -1,0 +1,128 @@
+import LonglinkCore
+
+/// Writes the fan-out publisher's `publish` frames straight into the connection's staging array, without building
+/// Swift values or calling protobuf-c per publish: on many routes the load generator sends one publish per delivery,
+/// and encoding each through `ProtobufFrameCodec` (an `OrderID`, a `PublishRequest`, C strings, pack) cost it more
+/// than the gateway spent storing it.
+///
+/// The frame is the codec's: `ClientFrame.publish = 13` holding `Publish.request_id = 1, order_id = 2, line = 3`,
+/// the target state (`target_state = 4` for a built-in state, `target_state_name = 5` otherwise: taken once per state
+/// from the codec's own encoding, so the two cannot disagree), `fields = 6` (`OrderFields.driver_id = 1,
+/// payload = 6`) and `idempotency_key = 7`, after the varint length prefix. `PublishEncoderTests` decodes the
+/// result with the codec.
+enum PublishEncoder {
+    /// Appends one framed publish of `orderID` on `line` to `target`, with the target state's encoded field (from
+    /// `stateField(_:)`), the stamped payload of `payloadSize` bytes (see `BenchPayload`), `driverID` in the fields
+    /// when given and `idempotencyKey` when not empty.
+    static func append(
+        requestID: UInt32,
+        orderID: UnsafeRawBufferPointer,
+        line: UnsafeRawBufferPointer,
+        stateField: [UInt8],
+        driverID: UnsafeRawBufferPointer?,
+        stamp: (timestamp: UInt64, sequence: UInt64),
+        payloadSize: Int,
+        idempotencyKey: [UInt8],
+        to target: inout [UInt8]
+    ) {
+        let payloadSize = max(payloadSize, BenchPayload.minimumSize)
+        var fieldsSize = 1 + Self.varintSize(UInt64(payloadSize)) + payloadSize
+        if let driverID { fieldsSize += 1 + Self.varintSize(UInt64(driverID.count)) + driverID.count }
+        var publishSize = 1 + Self.varintSize(UInt64(requestID))
+        publishSize += 1 + Self.varintSize(UInt64(orderID.count)) + orderID.count
+        publishSize += 1 + Self.varintSize(UInt64(line.count)) + line.count
+        publishSize += stateField.count
+        publishSize += 1 + Self.varintSize(UInt64(fieldsSize)) + fieldsSize
+        if !idempotencyKey.isEmpty { publishSize += 1 + Self.varintSize(UInt64(idempotencyKey.count)) + idempotencyKey.count }
+        let bodySize = 1 + Self.varintSize(UInt64(publishSize)) + publishSize
+        let frameSize = Self.varintSize(UInt64(bodySize)) + bodySize
+
+        let start = target.count
+        target.append(contentsOf: repeatElement(0, count: frameSize))
+        target.withUnsafeMutableBytes { raw in
+            var out = raw.baseAddress! + start
+            func byte(_ value: UInt8) {
+                out.storeBytes(of: value, as: UInt8.self)
+                out += 1
+            }
+            func varint(_ value: UInt64) {
+                var rest = value
+                while rest >= 0x80 {
+                    byte(UInt8(truncatingIfNeeded: rest) | 0x80)
+                    rest >>= 7
+                }
+                byte(UInt8(rest))
+            }
+            func bytes(_ source: UnsafeRawBufferPointer) {
+                guard let base = source.baseAddress, source.count > 0 else { return }
+                out.copyMemory(from: base, byteCount: source.count)
+                out += source.count
+            }
+            func field(_ key: UInt8, _ source: UnsafeRawBufferPointer) {
+                byte(key)
+                varint(UInt64(source.count))
+                bytes(source)
+            }
+            varint(UInt64(bodySize))
+            byte(13 << 3 | 2)
+            varint(UInt64(publishSize))
+            byte(1 << 3 | 0)
+            varint(UInt64(requestID))
+            field(2 << 3 | 2, orderID)
+            field(3 << 3 | 2, line)
+            stateField.withUnsafeBytes { bytes($0) }
+            byte(6 << 3 | 2)
+            varint(UInt64(fieldsSize))
+            if let driverID { field(1 << 3 | 2, driverID) }
+            byte(6 << 3 | 2)
+            varint(UInt64(payloadSize))
+            out.storeBytes(of: stamp.timestamp.littleEndian, toByteOffset: 0, as: UInt64.self)
+            out.storeBytes(of: stamp.sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
+            (out + 16).initializeMemory(as: UInt8.self, repeating: BenchPayload.padding, count: payloadSize - BenchPayload.minimumSize)
+            out += payloadSize
+            if !idempotencyKey.isEmpty { idempotencyKey.withUnsafeBytes { field(7 << 3 | 2, $0) } }
+            precondition(out == raw.baseAddress! + start + frameSize, "publish frame size mismatch")
+        }
+    }
+
+    /// The target-state field (key and value) of a publish to `state`, taken out of the codec's own encoding.
+    static func stateField(_ state: OrderState) -> [UInt8] {
+        let frame = BenchConnection.encode(.publish(PublishRequest(requestID: 1, orderID: "x", line: "taxi", targetState: state.name)))
+        var field: [UInt8] = []
+        frame.withUnsafeBytes { raw in
+            var outer = WireCursor(raw)
+            guard outer.varint() != nil, outer.varint() == 13 << 3 | 2, let publish = outer.lengthDelimited() else { return }
+            var cursor = WireCursor(publish)
+            while !cursor.isAtEnd, let key = cursor.varint() {
+                if key == 4 << 3 | 0, let code = cursor.varint() {
+                    field = [UInt8(key)] + Self.varint(code)
+                    return
+                }
+                if key == 5 << 3 | 2, let name = cursor.lengthDelimited() {
+                    field = [UInt8(key)] + Self.varint(UInt64(name.count)) + Array(name)
+                    return
+                }
+                guard cursor.skip(wireType: key & 7) else { return }
+            }
+        }
+        precondition(!field.isEmpty, "the codec's publish frame has no target state")
+        return field
+    }
+
+    /// The bytes of `value` as a varint.
+    static func varint(_ value: UInt64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+        return bytes
+    }
+
+    /// How many bytes `value` takes as a varint.
+    static func varintSize(_ value: UInt64) -> Int {
+        (64 - (value | 1).leadingZeroBitCount + 6) / 7
+    }
+}
