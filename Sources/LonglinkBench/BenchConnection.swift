@@ -44,7 +44,9 @@ final class BenchConnection: SelectorHandler {
     /// The owner's index for this connection (subscriber number, ...).
     let index: Int
     private unowned let context: LoopContext
-    private weak var delegate: (any BenchConnectionDelegate)?
+    /// Held until the connection closes (a weak reference would give every delegate a side table, and every retain
+    /// of it on the delivery path the slow, out-of-line reference count).
+    private var delegate: (any BenchConnectionDelegate)?
     private let fd: CInt
     /// With TLS: the transport owning `fd`. nil: plain TCP on `fd`.
     private var transport: (any Transport)?
@@ -214,7 +216,7 @@ final class BenchConnection: SelectorHandler {
     private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
-        context.enqueue { [weak self] in self?.flush() }
+        context.enqueue { self.flush() }  // kept until the job runs; `flush` does nothing once closed
     }
 
     private func flush() {
@@ -400,6 +402,8 @@ final class BenchConnection: SelectorHandler {
         outbound.removeAll()
         staged = []
         leftover = []
+        let delegate = self.delegate
+        self.delegate = nil
         delegate?.connectionDidClose(self, error: error)
     }
 

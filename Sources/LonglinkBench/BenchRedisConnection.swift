@@ -20,7 +20,8 @@ final class BenchRedisConnection: SelectorHandler {
     private enum State { case connecting, open, closed }
 
     private unowned let context: LoopContext
-    private weak var delegate: (any BenchRedisConnectionDelegate)?
+    /// Held until the connection closes (no weak reference: see `BenchConnection`).
+    private var delegate: (any BenchRedisConnectionDelegate)?
     private let fd: CInt
     private var registration: RegistrationID?
     private var state: State
@@ -51,7 +52,7 @@ final class BenchRedisConnection: SelectorHandler {
             Socket.close(fd)
             throw error
         }
-        if connected { context.enqueue { [weak self] in self?.didConnect() } }
+        if connected { context.enqueue { self.didConnect() } }
     }
 
     deinit {
@@ -67,7 +68,7 @@ final class BenchRedisConnection: SelectorHandler {
         body(&staged)
         guard state == .open, !flushScheduled else { return }
         flushScheduled = true
-        context.enqueue { [weak self] in self?.flush() }
+        context.enqueue { self.flush() }
     }
 
     /// Closes the socket; the delegate hears `redisConnectionDidClose(error: nil)`.
@@ -172,6 +173,8 @@ final class BenchRedisConnection: SelectorHandler {
         outbound.removeAll()
         staged = []
         leftover = []
+        let delegate = self.delegate
+        self.delegate = nil
         delegate?.redisConnectionDidClose(self, error: error)
     }
 }

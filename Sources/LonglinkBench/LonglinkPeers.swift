@@ -255,8 +255,9 @@ extension PublishPlan {
 /// taking the order and dropping out: legal forever). Its frames are written by `PublishEncoder` from bytes prepared
 /// once per route and per state.
 final class ReassignmentPlan: PublishPlan {
-    /// Changes published per route so far (0 = the order does not exist yet).
-    private var steps: [Int]
+    /// Changes published per route so far (0 = the order does not exist yet), in memory the plan owns: an update
+    /// is not an exclusive access to a class property checked at run time.
+    private let steps: UnsafeMutableBufferPointer<Int>
     /// Every route's order id, back to back; route r's is `orderIDs[orderIDStarts[r]..<orderIDStarts[r + 1]]`.
     private let orderIDs: [UInt8]
     private let orderIDStarts: [Int]
@@ -266,7 +267,8 @@ final class ReassignmentPlan: PublishPlan {
     private let stateFields: [[UInt8]]
 
     init(names: RouteNames, routes: Int) {
-        self.steps = Array(repeating: 0, count: routes)
+        self.steps = .allocate(capacity: routes)
+        steps.initialize(repeating: 0)
         var ids: [UInt8] = []
         var starts = [0]
         starts.reserveCapacity(routes + 1)
@@ -278,6 +280,8 @@ final class ReassignmentPlan: PublishPlan {
         self.orderIDStarts = starts
         self.stateFields = [BuiltInLines.created, BuiltInLines.dispatching, BuiltInLines.driverAssigned].map(PublishEncoder.stateField)
     }
+
+    deinit { steps.deallocate() }
 
     /// The target state of the next change on a route after `step` changes.
     static func state(afterSteps step: Int) -> OrderState {
@@ -395,7 +399,8 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
     private var pending = PendingPublishes()
     private var nextRequest: UInt32 = 1
     private var nextOrdinal: UInt64 = 0
-    weak var publisher: PacedPublisher?
+    /// The publisher it answers (held until `close()`: no weak reference on the delivery path).
+    var publisher: PacedPublisher?
     /// Where failures, retries and deduplicated answers are counted (the runner swaps in the measured run's).
     var counters: BenchCounters
     /// Called once, when the connection is first up.

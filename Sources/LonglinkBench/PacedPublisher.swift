@@ -51,7 +51,9 @@ final class PacedPublisher {
         sent = 0
         stopped = false
         startedAt = MonotonicClock.nanoseconds()
-        timer = context.schedule(every: .milliseconds(1)) { [weak self] in self?.release() }
+        // The timer holds the publisher until `stop` or the last answer cancels it (no weak reference: see
+        // `BenchConnection`).
+        timer = context.schedule(every: .milliseconds(1)) { self.release() }
         release()
     }
 

@@ -37,51 +37,27 @@ enum PublishEncoder {
         let bodySize = 1 + Self.varintSize(UInt64(publishSize)) + publishSize
         let frameSize = Self.varintSize(UInt64(bodySize)) + bodySize
 
-        let start = target.count
-        target.append(contentsOf: repeatElement(0, count: frameSize))
-        target.withUnsafeMutableBytes { raw in
-            var out = raw.baseAddress! + start
-            func byte(_ value: UInt8) {
-                out.storeBytes(of: value, as: UInt8.self)
-                out += 1
-            }
-            func varint(_ value: UInt64) {
-                var rest = value
-                while rest >= 0x80 {
-                    byte(UInt8(truncatingIfNeeded: rest) | 0x80)
-                    rest >>= 7
-                }
-                byte(UInt8(rest))
-            }
-            func bytes(_ source: UnsafeRawBufferPointer) {
-                guard let base = source.baseAddress, source.count > 0 else { return }
-                out.copyMemory(from: base, byteCount: source.count)
-                out += source.count
-            }
-            func field(_ key: UInt8, _ source: UnsafeRawBufferPointer) {
-                byte(key)
-                varint(UInt64(source.count))
-                bytes(source)
-            }
-            varint(UInt64(bodySize))
-            byte(13 << 3 | 2)
-            varint(UInt64(publishSize))
-            byte(1 << 3 | 0)
-            varint(UInt64(requestID))
-            field(2 << 3 | 2, orderID)
-            field(3 << 3 | 2, line)
-            stateField.withUnsafeBytes { bytes($0) }
-            byte(6 << 3 | 2)
-            varint(UInt64(fieldsSize))
-            if let driverID { field(1 << 3 | 2, driverID) }
-            byte(6 << 3 | 2)
-            varint(UInt64(payloadSize))
-            out.storeBytes(of: stamp.timestamp.littleEndian, toByteOffset: 0, as: UInt64.self)
-            out.storeBytes(of: stamp.sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
-            (out + 16).initializeMemory(as: UInt8.self, repeating: BenchPayload.padding, count: payloadSize - BenchPayload.minimumSize)
-            out += payloadSize
-            if !idempotencyKey.isEmpty { idempotencyKey.withUnsafeBytes { field(7 << 3 | 2, $0) } }
-            precondition(out == raw.baseAddress! + start + frameSize, "publish frame size mismatch")
+        // Written on the stack, then appended in one copy (appending a repeated zero byte by byte and overwriting it
+        // cost more than the encoding).
+        withUnsafeTemporaryAllocation(byteCount: frameSize, alignment: 8) { raw in
+            var out = RawWriter(raw.baseAddress!)
+            out.varint(UInt64(bodySize))
+            out.byte(13 << 3 | 2)
+            out.varint(UInt64(publishSize))
+            out.byte(1 << 3 | 0)
+            out.varint(UInt64(requestID))
+            out.field(2 << 3 | 2, orderID)
+            out.field(3 << 3 | 2, line)
+            stateField.withUnsafeBytes { out.bytes($0) }
+            out.byte(6 << 3 | 2)
+            out.varint(UInt64(fieldsSize))
+            if let driverID { out.field(1 << 3 | 2, driverID) }
+            out.byte(6 << 3 | 2)
+            out.varint(UInt64(payloadSize))
+            out.stamp(stamp, size: payloadSize)
+            if !idempotencyKey.isEmpty { idempotencyKey.withUnsafeBytes { out.field(7 << 3 | 2, $0) } }
+            precondition(out.position == raw.baseAddress! + frameSize, "publish frame size mismatch")
+            target.append(contentsOf: UnsafeRawBufferPointer(raw))
         }
     }
 
@@ -124,5 +100,48 @@ enum PublishEncoder {
     /// How many bytes `value` takes as a varint.
     static func varintSize(_ value: UInt64) -> Int {
         (64 - (value | 1).leadingZeroBitCount + 6) / 7
+    }
+}
+
+/// Writes protobuf wire bytes forward from a pointer into memory the caller sized (a value, so its position is
+/// a plain local, not a captured variable checked for exclusive access on every byte).
+struct RawWriter {
+    private(set) var position: UnsafeMutableRawPointer
+
+    init(_ start: UnsafeMutableRawPointer) { position = start }
+
+    mutating func byte(_ value: UInt8) {
+        position.storeBytes(of: value, as: UInt8.self)
+        position += 1
+    }
+
+    mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            byte(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        byte(UInt8(rest))
+    }
+
+    mutating func bytes(_ source: UnsafeRawBufferPointer) {
+        guard let base = source.baseAddress, source.count > 0 else { return }
+        position.copyMemory(from: base, byteCount: source.count)
+        position += source.count
+    }
+
+    /// A length-delimited field: key, length, bytes.
+    mutating func field(_ key: UInt8, _ source: UnsafeRawBufferPointer) {
+        byte(key)
+        varint(UInt64(source.count))
+        bytes(source)
+    }
+
+    /// A `BenchPayload` of `size` bytes: the stamp, then padding.
+    mutating func stamp(_ stamp: (timestamp: UInt64, sequence: UInt64), size: Int) {
+        position.storeBytes(of: stamp.timestamp.littleEndian, toByteOffset: 0, as: UInt64.self)
+        position.storeBytes(of: stamp.sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
+        (position + 16).initializeMemory(as: UInt8.self, repeating: BenchPayload.padding, count: size - BenchPayload.minimumSize)
+        position += size
     }
 }

@@ -105,7 +105,8 @@ final class RedisPublishSink: PublishSink, BenchRedisConnectionDelegate {
     private var inFlight: [Int] = []
     private var inFlightHead = 0
     private var ready = false
-    weak var publisher: PacedPublisher?
+    /// The publisher it answers (held until `close()`: no weak reference on the delivery path).
+    var publisher: PacedPublisher?
     /// Called when the connection is up.
     var onReady: (() -> Void)?
 
@@ -122,7 +123,11 @@ final class RedisPublishSink: PublishSink, BenchRedisConnectionDelegate {
 
     var isReady: Bool { ready && (connection?.isOpen ?? false) }
 
-    func close() { connection?.close() }
+    func close() {
+        publisher = nil
+        onReady = nil
+        connection?.close()
+    }
 
     func publish(route: Int, stamp: (timestamp: UInt64, sequence: UInt64), payloadSize: Int) {
         let size = max(payloadSize, BenchPayload.minimumSize)
@@ -132,14 +137,14 @@ final class RedisPublishSink: PublishSink, BenchRedisConnectionDelegate {
         let end = prefixStarts[route + 1]
         connection?.send { bytes in
             prefixes.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
-            let payloadStart = bytes.count
-            bytes.append(contentsOf: repeatElement(BenchPayload.padding, count: size))
-            bytes.withUnsafeMutableBytes { raw in
-                raw.storeBytes(of: stamp.timestamp.littleEndian, toByteOffset: payloadStart, as: UInt64.self)
-                raw.storeBytes(of: stamp.sequence.littleEndian, toByteOffset: payloadStart + 8, as: UInt64.self)
+            // The payload and its CRLF, written on the stack and appended in one copy.
+            withUnsafeTemporaryAllocation(byteCount: size + 2, alignment: 8) { raw in
+                var out = RawWriter(raw.baseAddress!)
+                out.stamp(stamp, size: size)
+                out.byte(13)
+                out.byte(10)
+                bytes.append(contentsOf: UnsafeRawBufferPointer(raw))
             }
-            bytes.append(13)
-            bytes.append(10)
         }
     }
 

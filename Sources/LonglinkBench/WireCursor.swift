@@ -49,6 +49,7 @@ struct WireCursor {
     }
 
     /// Skips the value of a field of `wireType` (after its key); false when truncated or of an unknown type.
+    @inline(__always)
     mutating func skip(wireType: UInt64) -> Bool {
         switch wireType {
         case 0: return varint() != nil
