@@ -29,7 +29,8 @@ final class PacedPublisher {
     private var inFlight = 0
     private var limit = 0
     private var nextRoute = 0
-    private var sequences: [UInt64]
+    /// The last sequence sent on each route, in memory the publisher owns (no run-time exclusivity check per send).
+    private let sequences: UnsafeMutableBufferPointer<UInt64>
     /// Deliveries the publishes sent so far will cause (for the delivery window).
     private var sentDeliveries = 0
     private(set) var stopped = true
@@ -42,7 +43,8 @@ final class PacedPublisher {
         self.counters = counters
         self.countsDeliveries = countsDeliveries
         self.context = context
-        self.sequences = Array(repeating: 0, count: workload.routes)
+        self.sequences = .allocate(capacity: workload.routes)
+        sequences.initialize(repeating: 0)
     }
 
     /// Starts sending `messages` publishes.
@@ -52,8 +54,10 @@ final class PacedPublisher {
         stopped = false
         startedAt = MonotonicClock.nanoseconds()
         // The timer holds the publisher until `stop` or the last answer cancels it (no weak reference: see
-        // `BenchConnection`).
-        timer = context.schedule(every: .milliseconds(1)) { self.release() }
+        // `BenchConnection`). Paced, it releases what is due every millisecond; as fast as acknowledged, answers
+        // release the next publishes and the timer only restarts a publisher held back by the delivery window or
+        // a sink that was not ready, so it need not wake the loop a thousand times a second.
+        timer = context.schedule(every: .milliseconds(workload.rate > 0 ? 1 : 10)) { self.release() }
         release()
     }
 
@@ -124,7 +128,9 @@ final class PacedPublisher {
     }
 
     /// The last sequence sent on each route (loss accounting).
-    var lastSequences: [UInt64] { sequences }
+    var lastSequences: [UInt64] { Array(sequences) }
+
+    deinit { sequences.deallocate() }
 }
 
 @available(*, unavailable)

@@ -66,19 +66,23 @@ enum PublishEncoder {
         let frame = BenchConnection.encode(.publish(PublishRequest(requestID: 1, orderID: "x", line: "taxi", targetState: state.name)))
         var field: [UInt8] = []
         frame.withUnsafeBytes { raw in
-            var outer = WireCursor(raw)
-            guard outer.varint() != nil, outer.varint() == 13 << 3 | 2, let publish = outer.lengthDelimited() else { return }
-            var cursor = WireCursor(publish)
-            while !cursor.isAtEnd, let key = cursor.varint() {
-                if key == 4 << 3 | 0, let code = cursor.varint() {
+            var cursor = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let end = cursor + raw.count
+            guard WireBytes.varint(&cursor, end) != nil, WireBytes.varint(&cursor, end) == 13 << 3 | 2,
+                let publish = WireBytes.lengthDelimited(&cursor, end)
+            else { return }
+            var inner = publish.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let publishEnd = inner + publish.count
+            while inner < publishEnd, let key = WireBytes.varint(&inner, publishEnd) {
+                if key == 4 << 3 | 0, let code = WireBytes.varint(&inner, publishEnd) {
                     field = [UInt8(key)] + Self.varint(code)
                     return
                 }
-                if key == 5 << 3 | 2, let name = cursor.lengthDelimited() {
+                if key == 5 << 3 | 2, let name = WireBytes.lengthDelimited(&inner, publishEnd) {
                     field = [UInt8(key)] + Self.varint(UInt64(name.count)) + Array(name)
                     return
                 }
-                guard cursor.skip(wireType: key & 7) else { return }
+                guard WireBytes.skip(&inner, publishEnd, wireType: UInt8(key & 7)) else { return }
             }
         }
         precondition(!field.isEmpty, "the codec's publish frame has no target state")

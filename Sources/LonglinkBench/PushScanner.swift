@@ -3,7 +3,7 @@
 /// The load generator's subscribers receive hundreds of thousands of pushes per second on one thread. Turning each
 /// into Swift values (`ServerFrame.push` with its route, states and strings) would make the client, not the
 /// gateway, the bottleneck, where the Redis side of the comparison reads messages in place too (`RedisReplyScanner`).
-/// So pushes are walked in place with a `WireCursor`, without allocating; every other frame goes through
+/// So pushes are walked in place with a raw pointer, without allocating; every other frame goes through
 /// `ProtobufFrameCodec`. The field numbers are those of `proto/longlink/v1/frames.proto`
 /// (`ServerFrame.push = 1`; `Push.route = 1, offset = 2, epoch = 3, fields = 9`; `OrderFields.payload = 6`).
 struct PushView {
@@ -20,41 +20,50 @@ struct PushView {
     static let frameKey: UInt8 = 1 << 3 | 2
 
     /// Reads a push from a frame body; nil when the body is not a well-formed push (the caller decodes it fully).
+    ///
+    /// This is the load generator's innermost loop on broadcast (hundreds of thousands of pushes per second): one
+    /// pass over the bytes with a raw pointer, one-byte keys and varints decoded inline.
     static func scan(_ body: UnsafeRawBufferPointer) -> PushView? {
-        var frame = WireCursor(body)
-        guard frame.varint() == UInt64(frameKey), let push = frame.lengthDelimited() else { return nil }
-        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-        var view = PushView(route: empty, offset: 0, epoch: 0, payload: empty)
-        var cursor = WireCursor(push)
-        while !cursor.isAtEnd {
-            guard let key = cursor.varint() else { return nil }
+        guard let base = body.baseAddress, body.count > 2, body[0] == frameKey else { return nil }
+        var cursor = base.assumingMemoryBound(to: UInt8.self) + 1
+        let bodyEnd = cursor + (body.count - 1)
+        guard let pushLength = WireBytes.varint(&cursor, bodyEnd), pushLength <= UInt64(bodyEnd - cursor) else { return nil }
+        let end = cursor + Int(pushLength)
+        var view = PushView(route: UnsafeRawBufferPointer(start: nil, count: 0), offset: 0, epoch: 0, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        while cursor < end {
+            let key = cursor.pointee
+            cursor += 1
+            guard key < 0x80 else { return nil }  // every field of Push has a one-byte key
             switch key {
             case 1 << 3 | 2:
-                guard let bytes = cursor.lengthDelimited() else { return nil }
+                guard let bytes = WireBytes.lengthDelimited(&cursor, end) else { return nil }
                 view.route = bytes
             case 2 << 3 | 0:
-                guard let value = cursor.varint() else { return nil }
+                guard let value = WireBytes.varint(&cursor, end) else { return nil }
                 view.offset = value
             case 3 << 3 | 0:
-                guard let value = cursor.varint() else { return nil }
+                guard let value = WireBytes.varint(&cursor, end) else { return nil }
                 view.epoch = UInt32(truncatingIfNeeded: value)
             case 9 << 3 | 2:
-                guard let fields = cursor.lengthDelimited() else { return nil }
-                var inner = WireCursor(fields)
-                while !inner.isAtEnd {
-                    guard let fieldKey = inner.varint() else { return nil }
+                guard let fields = WireBytes.lengthDelimited(&cursor, end) else { return nil }
+                var inner = fields.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let fieldsEnd = inner + fields.count
+                while inner < fieldsEnd {
+                    let fieldKey = inner.pointee
+                    inner += 1
+                    guard fieldKey < 0x80 else { return nil }
                     if fieldKey == 6 << 3 | 2 {
-                        guard let bytes = inner.lengthDelimited() else { return nil }
+                        guard let bytes = WireBytes.lengthDelimited(&inner, fieldsEnd) else { return nil }
                         view.payload = bytes
-                    } else if !inner.skip(wireType: fieldKey & 7) {
+                    } else if !WireBytes.skip(&inner, fieldsEnd, wireType: fieldKey & 7) {
                         return nil
                     }
                 }
             default:
-                guard cursor.skip(wireType: key & 7) else { return nil }
+                guard WireBytes.skip(&cursor, end, wireType: key & 7) else { return nil }
             }
         }
-        return view
+        return cursor == end ? view : nil
     }
 }
 
@@ -72,34 +81,39 @@ struct PublishResultView {
 
     /// Reads an accepted publish result; nil for a refusal or anything malformed (the caller decodes it fully).
     static func scan(_ body: UnsafeRawBufferPointer) -> PublishResultView? {
-        var frame = WireCursor(body)
-        guard frame.varint() == UInt64(frameKey), let result = frame.lengthDelimited() else { return nil }
+        guard let base = body.baseAddress, body.count > 2, body[0] == frameKey else { return nil }
+        var cursor = base.assumingMemoryBound(to: UInt8.self) + 1
+        let bodyEnd = cursor + (body.count - 1)
+        guard let resultLength = WireBytes.varint(&cursor, bodyEnd), resultLength <= UInt64(bodyEnd - cursor) else { return nil }
+        let end = cursor + Int(resultLength)
         var view = PublishResultView(requestID: 0, deduplicated: false)
         var accepted = false
-        var cursor = WireCursor(result)
-        while !cursor.isAtEnd {
-            guard let key = cursor.varint() else { return nil }
+        while cursor < end {
+            let key = cursor.pointee
+            cursor += 1
             switch key {
             case 1 << 3 | 0:
-                guard let value = cursor.varint() else { return nil }
+                guard let value = WireBytes.varint(&cursor, end) else { return nil }
                 view.requestID = UInt32(truncatingIfNeeded: value)
             case 2 << 3 | 2:
-                guard let fields = cursor.lengthDelimited() else { return nil }
+                guard let fields = WireBytes.lengthDelimited(&cursor, end) else { return nil }
                 accepted = true
-                var inner = WireCursor(fields)
-                while !inner.isAtEnd {
-                    guard let fieldKey = inner.varint() else { return nil }
+                var inner = fields.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let fieldsEnd = inner + fields.count
+                while inner < fieldsEnd {
+                    let fieldKey = inner.pointee
+                    inner += 1
                     if fieldKey == 3 << 3 | 0 {
-                        guard let value = inner.varint() else { return nil }
+                        guard let value = WireBytes.varint(&inner, fieldsEnd) else { return nil }
                         view.deduplicated = value != 0
-                    } else if !inner.skip(wireType: fieldKey & 7) {
+                    } else if fieldKey >= 0x80 || !WireBytes.skip(&inner, fieldsEnd, wireType: fieldKey & 7) {
                         return nil
                     }
                 }
             case 3 << 3 | 2:
                 return nil  // refused: decoded fully
             default:
-                guard cursor.skip(wireType: key & 7) else { return nil }
+                guard key < 0x80, WireBytes.skip(&cursor, end, wireType: key & 7) else { return nil }
             }
         }
         return accepted ? view : nil
