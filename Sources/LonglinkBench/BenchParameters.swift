@@ -64,8 +64,9 @@ public struct BenchParameters: Sendable, Hashable {
     public var sourceAddresses: [String]
     /// profile: the `longlink` binary whose gateway is measured (nil: the running executable).
     public var binary: String?
-    /// profile: the two publish counts whose difference gives the per-delivery figure.
-    public var profileCounts: [Int]
+    /// profile: the two publish counts whose difference gives the per-delivery figure (nil: each workload's own,
+    /// `ProfileWorkload.defaultCounts`).
+    public var profileCounts: [Int]?
     /// profile: the workloads to measure.
     public var profileWorkloads: [ProfileWorkload.Kind]
     /// profile: where the callgrind files go (nil: a new directory under the temporary directory).
@@ -100,7 +101,7 @@ public struct BenchParameters: Sendable, Hashable {
         insecure: Bool = false,
         sourceAddresses: [String] = [],
         binary: String? = nil,
-        profileCounts: [Int] = [2_000, 7_000],
+        profileCounts: [Int]? = nil,
         profileWorkloads: [ProfileWorkload.Kind] = ProfileWorkload.Kind.allCases,
         profileDirectory: String? = nil
     ) {
@@ -211,7 +212,7 @@ public struct BenchParameters: Sendable, Hashable {
             }
         }
         if scenario == .profile {
-            guard profileCounts.count == 2, profileCounts.allSatisfy({ $0 >= 1 }), profileCounts[0] != profileCounts[1] else {
+            if let profileCounts, profileCounts.count != 2 || !profileCounts.allSatisfy({ $0 >= 1 }) || profileCounts[0] == profileCounts[1] {
                 throw BenchError("--counts expects two different publish counts, e.g. 2000,7000")
             }
             guard subscribers >= 1 else { throw BenchError("bench profile needs at least one subscriber") }

@@ -42,11 +42,13 @@ enum ProfileScenario {
         let loops = try BenchLoops(threads: parameters.threads)
         defer { loops.shutdown() }
         let subscribers = parameters.subscribers
-        let counts = parameters.profileCounts.sorted()
         control.progress("bench profile: callgrind files in \(directory)")
 
+        var countsUsed: [String] = []
         for kind in parameters.profileWorkloads {
             let workload = ProfileWorkload(kind)
+            let counts = (parameters.profileCounts ?? workload.defaultCounts).sorted()
+            countsUsed.append("\(kind.rawValue) " + counts.map { BenchRendering.grouped(Double($0)) }.joined(separator: " and "))
             var perDelivery: [String: Double] = [:]
             for system in ["longlink", "redis"] {
                 var measurements: [Measurement] = []
@@ -88,9 +90,9 @@ enum ProfileScenario {
             }
         }
         report.notes.append(
-            "callgrind files in \(directory) (read with callgrind_annotate FILE); counts "
-                + counts.map { BenchRendering.grouped(Double($0)) }.joined(separator: " and ")
-                + " publishes; per delivery = (instructions of the larger run − the smaller) / (deliveries of the larger − the smaller)"
+            "callgrind files in \(directory) (read with callgrind_annotate FILE); publishes: "
+                + countsUsed.joined(separator: ", ")
+                + "; per delivery = (instructions of the larger run − the smaller) / (deliveries of the larger − the smaller)"
         )
     }
 

@@ -29,6 +29,13 @@ public struct ProfileWorkload: Sendable, Hashable {
         }
     }
 
+    /// The two publish counts measured when none are given: 4 and 14 seconds at the workload's rate (2,000 and
+    /// 7,000 on many routes). Broadcast delivers a thousand times more per publish; longer runs there make the
+    /// server under callgrind fall behind the rate on a shared machine, which batches and changes the figure.
+    public var defaultCounts: [Int] {
+        [Int(4 * rate), Int(14 * rate)]
+    }
+
     /// The routes for `subscribers` subscribers: one each, or one for all.
     public func routes(subscribers: Int) -> Int {
         kind == .manyRoutes ? max(1, subscribers) : 1

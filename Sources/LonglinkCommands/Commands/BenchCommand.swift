@@ -24,9 +24,9 @@ public enum BenchCommand {
             codec    frames/s of the protobuf codec and bytes per push against JSON (--messages iterations)
             profile  user-space instructions per publish→delivery of the gateway (--binary, memory store, one loop)
                      and of redis-server, both under valgrind --tool=callgrind, at --counts A,B publishes each
-                     (default 2000,7000) of --workloads many-routes (S subscribers each on its own route, 500/s,
-                     128 B) and broadcast (S on one route, 50/s, 64 B); (instructions at B − at A) / (deliveries
-                     at B − at A), the ratio, and the callgrind files (--profile-dir) for callgrind_annotate
+                     (default: 4 s and 14 s at the rate) of --workloads many-routes (S subscribers each on its own
+                     route, 500/s, 128 B) and broadcast (S on one route, 50/s, 64 B); (instructions at B − at A) /
+                     (deliveries at B − at A), the ratio, and the callgrind files (--profile-dir) for callgrind_annotate
             Without --server a `longlink serve --store memory` child is started on a free port and stopped
             afterwards. --against redis://HOST:PORT runs the same fan-out through Redis pub/sub in the same
             invocation (alternating, --rounds times) and prints the ratio; --against redis starts a
@@ -85,7 +85,7 @@ public enum BenchCommand {
         OptionSpec("svg", valueName: "FILE", help: "write latency and throughput charts as SVG", configurable: false),
         OptionSpec("against", valueName: "URL", help: "compare with Redis pub/sub: redis://HOST:PORT, or 'redis' to start one", configurable: false),
         OptionSpec("binary", valueName: "PATH", help: "profile: the longlink binary to measure (default: this one)", configurable: false),
-        OptionSpec("counts", valueName: "A,B", help: "profile: the two publish counts (default 2000,7000)", configurable: false),
+        OptionSpec("counts", valueName: "A,B", help: "profile: the two publish counts (default: 4 s and 14 s at each workload's rate)", configurable: false),
         OptionSpec(
             "workloads",
             valueName: "LIST",
@@ -147,7 +147,7 @@ public enum BenchCommand {
                 throw CommandLineError(error.message)
             }
         }
-        var counts = [2_000, 7_000]
+        var counts: [Int]?
         if let text = options.string("counts") {
             let values = text.split(separator: ",").map { Int($0.filter { !$0.isWhitespace }) }
             guard values.count == 2, let first = values[0], let second = values[1] else {
