@@ -328,8 +328,9 @@ final class ReassignmentPlan: PublishPlan {
 
 /// The publishes in flight on one connection, by request id: a ring of slots indexed by the id's low bits. Ids are
 /// handed out in sequence, so a window of N publishes in flight fits N slots without a collision; a collision (more
-/// in flight than slots) doubles the ring. A dictionary hashed every id twice per publish.
-struct PendingPublishes {
+/// in flight than slots) doubles the ring. A dictionary hashed every id twice per publish; the slots live in memory
+/// the ring owns, so an update is not an exclusive access to a class property checked at run time. Loop-confined.
+final class PendingPublishes {
     /// One publish waiting for its answer.
     struct Entry {
         let requestID: UInt32
@@ -340,21 +341,31 @@ struct PendingPublishes {
         let frame: [UInt8]?
     }
 
-    private var slots: [Entry?] = Array(repeating: nil, count: 256)
+    private var slots: UnsafeMutableBufferPointer<Entry?>
     /// Publishes in flight.
     private(set) var count = 0
+
+    init(capacity: Int = 256) {
+        slots = .allocate(capacity: capacity)
+        slots.initialize(repeating: nil)
+    }
+
+    deinit {
+        _ = slots.deinitialize()
+        slots.deallocate()
+    }
 
     private func slot(_ requestID: UInt32) -> Int { Int(requestID) & (slots.count - 1) }
 
     /// Adds a publish (its id must not be in flight already).
-    mutating func insert(_ entry: Entry) {
+    func insert(_ entry: Entry) {
         while slots[slot(entry.requestID)] != nil { grow() }
         slots[slot(entry.requestID)] = entry
         count += 1
     }
 
     /// Takes out the publish with `requestID`; nil when none is in flight.
-    mutating func remove(_ requestID: UInt32) -> Entry? {
+    func remove(_ requestID: UInt32) -> Entry? {
         let index = slot(requestID)
         guard let entry = slots[index], entry.requestID == requestID else { return nil }
         slots[index] = nil
@@ -366,16 +377,19 @@ struct PendingPublishes {
     var entries: [Entry] { slots.compactMap { $0 }.sorted { $0.ordinal < $1.ordinal } }
 
     /// Forgets every publish.
-    mutating func removeAll() {
+    func removeAll() {
         for index in slots.indices { slots[index] = nil }
         count = 0
     }
 
-    private mutating func grow() {
+    private func grow() {
         let entries = slots.compactMap { $0 }
         var size = slots.count * 2
         while Set(entries.map { Int($0.requestID) & (size - 1) }).count < entries.count { size *= 2 }
-        slots = Array(repeating: nil, count: size)
+        _ = slots.deinitialize()
+        slots.deallocate()
+        slots = .allocate(capacity: size)
+        slots.initialize(repeating: nil)
         for entry in entries { slots[slot(entry.requestID)] = entry }
     }
 }
@@ -396,7 +410,7 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
     private var everConnected = false
     private var reconnectDelayMillis = 0
     /// The publishes in flight.
-    private var pending = PendingPublishes()
+    private let pending = PendingPublishes()
     private var nextRequest: UInt32 = 1
     private var nextOrdinal: UInt64 = 0
     /// The publisher it answers (held until `close()`: no weak reference on the delivery path).

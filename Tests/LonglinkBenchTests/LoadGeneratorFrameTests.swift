@@ -135,7 +135,7 @@ struct LoadGeneratorFrameTests {
 
     @Test("the publishes in flight: found by id, oldest first, and the ring grows past its size")
     func pendingPublishes() {
-        var pending = PendingPublishes()
+        let pending = PendingPublishes()
         for id in UInt32(1)...600 {
             pending.insert(PendingPublishes.Entry(requestID: id, route: Int(id), ordinal: UInt64(id), frame: nil))
         }
