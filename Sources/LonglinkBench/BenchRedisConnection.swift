@@ -79,7 +79,7 @@ final class BenchRedisConnection: SelectorHandler {
             do {
                 guard try Socket.finishConnect(fd) else { return }
             } catch {
-                return shutDown("connect: \(BenchConnection.reason(error))")
+                return shutDown(BenchConnection.reason(error))
             }
             state = .open
             didConnect()

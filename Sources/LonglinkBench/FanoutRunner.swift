@@ -139,7 +139,7 @@ struct FanoutRunner {
         let prepared = control.wait(timeout: timeout) { flags.prepared.load(ordering: .relaxed) || prepareCounters.failed.value > 0 }
         guard prepared, prepareCounters.failed.value == 0 else {
             run.failures = prepareCounters.failureReasons
-            run.failures["publisher not ready", default: 0] += prepared ? 0 : 1
+            if !prepared { run.failures["publisher not ready", default: 0] += 1 }
             return run
         }
 

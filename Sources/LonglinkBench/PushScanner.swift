@@ -27,8 +27,9 @@ struct PushView {
         guard let base = body.baseAddress, body.count > 2, body[0] == frameKey else { return nil }
         var cursor = base.assumingMemoryBound(to: UInt8.self) + 1
         let bodyEnd = cursor + (body.count - 1)
-        guard let pushLength = WireBytes.varint(&cursor, bodyEnd), pushLength <= UInt64(bodyEnd - cursor) else { return nil }
-        let end = cursor + Int(pushLength)
+        guard let push = WireBytes.lengthDelimited(&cursor, bodyEnd) else { return nil }
+        cursor = push.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        let end = cursor + push.count
         var view = PushView(route: UnsafeRawBufferPointer(start: nil, count: 0), offset: 0, epoch: 0, payload: UnsafeRawBufferPointer(start: nil, count: 0))
         while cursor < end {
             let key = cursor.pointee
@@ -84,8 +85,9 @@ struct PublishResultView {
         guard let base = body.baseAddress, body.count > 2, body[0] == frameKey else { return nil }
         var cursor = base.assumingMemoryBound(to: UInt8.self) + 1
         let bodyEnd = cursor + (body.count - 1)
-        guard let resultLength = WireBytes.varint(&cursor, bodyEnd), resultLength <= UInt64(bodyEnd - cursor) else { return nil }
-        let end = cursor + Int(resultLength)
+        guard let result = WireBytes.lengthDelimited(&cursor, bodyEnd) else { return nil }
+        cursor = result.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        let end = cursor + result.count
         var view = PublishResultView(requestID: 0, deduplicated: false)
         var accepted = false
         while cursor < end {
