@@ -116,3 +116,11 @@ format:
 
 clean:
 	rm -rf .build
+
+## profile: user-space instructions per publish→delivery of the gateway and of redis-server, both under callgrind
+## (`longlink bench profile`, issue 19's two workloads); needs valgrind. The callgrind files' directory is printed;
+## PROFILE_FLAGS adds bench options (e.g. PROFILE_FLAGS='--counts 2000,7000 --profile-dir /tmp/profile').
+.PHONY: profile
+profile: release
+	@command -v valgrind >/dev/null || { echo "make profile: needs valgrind (apt-get install valgrind)"; exit 1; }
+	.build/release/longlink bench profile --binary .build/release/longlink $(PROFILE_FLAGS)

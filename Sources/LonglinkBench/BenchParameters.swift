@@ -4,7 +4,7 @@ import LonglinkRedis
 public struct BenchParameters: Sendable, Hashable {
     /// The scenarios `longlink bench` runs.
     public enum Scenario: String, Sendable, Hashable, CaseIterable, Codable {
-        case connect, fanout, orders, churn, storm, idle, store, codec
+        case connect, fanout, orders, churn, storm, idle, store, codec, profile
     }
 
     /// The scenario.
@@ -62,6 +62,15 @@ public struct BenchParameters: Sendable, Hashable {
     /// i uses address i mod N and falls over to the next on `EADDRNOTAVAIL`. Empty = the kernel's choice. Each
     /// source address has its own ephemeral port range per server address; Linux routes all of 127/8 to `lo`.
     public var sourceAddresses: [String]
+    /// profile: the `longlink` binary whose gateway is measured (nil: the running executable).
+    public var binary: String?
+    /// profile: the two publish counts whose difference gives the per-delivery figure (nil: each workload's own,
+    /// `ProfileWorkload.defaultCounts`).
+    public var profileCounts: [Int]?
+    /// profile: the workloads to measure.
+    public var profileWorkloads: [ProfileWorkload.Kind]
+    /// profile: where the callgrind files go (nil: a new directory under the temporary directory).
+    public var profileDirectory: String?
 
     /// Creates parameters with the documented defaults.
     public init(
@@ -90,7 +99,11 @@ public struct BenchParameters: Sendable, Hashable {
         publishServer: String? = nil,
         caFile: String? = nil,
         insecure: Bool = false,
-        sourceAddresses: [String] = []
+        sourceAddresses: [String] = [],
+        binary: String? = nil,
+        profileCounts: [Int]? = nil,
+        profileWorkloads: [ProfileWorkload.Kind] = ProfileWorkload.Kind.allCases,
+        profileDirectory: String? = nil
     ) {
         self.scenario = scenario
         self.server = server
@@ -118,6 +131,10 @@ public struct BenchParameters: Sendable, Hashable {
         self.caFile = caFile
         self.insecure = insecure
         self.sourceAddresses = sourceAddresses
+        self.binary = binary
+        self.profileCounts = profileCounts
+        self.profileWorkloads = profileWorkloads
+        self.profileDirectory = profileDirectory
     }
 
     /// Parses `--source-addresses`: `N` (127.0.0.1 … 127.0.0.N, N ≤ 254), a range of the last octet
@@ -191,6 +208,19 @@ public struct BenchParameters: Sendable, Hashable {
                 throw BenchError(
                     "--publish-server needs --server: the subscribers' node and the publisher's node must share one Redis "
                         + "(serve --store redis://… --broker redis://…), which a gateway started for the run does not"
+                )
+            }
+        }
+        if scenario == .profile {
+            if let profileCounts, profileCounts.count != 2 || !profileCounts.allSatisfy({ $0 >= 1 }) || profileCounts[0] == profileCounts[1] {
+                throw BenchError("--counts expects two different publish counts, e.g. 2000,7000")
+            }
+            guard subscribers >= 1 else { throw BenchError("bench profile needs at least one subscriber") }
+            guard !profileWorkloads.isEmpty else { throw BenchError("--workloads expects many-routes, broadcast or both") }
+            guard server == nil, against == nil, !tls, workers == 1, sourceAddresses.isEmpty else {
+                throw BenchError(
+                    "bench profile starts its own gateway and redis-server under callgrind (plain TCP, one load process): "
+                        + "--server, --against, --tls, --workers and --source-addresses do not apply"
                 )
             }
         }

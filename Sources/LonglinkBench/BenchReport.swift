@@ -98,6 +98,8 @@ public struct BenchRun: Sendable, Codable {
     public var latencyBuckets: [[UInt64]]
     /// The connect-latency histogram's non-empty buckets as `[lowest value ns, count]` (merged over `--workers`).
     public var connectBuckets: [[UInt64]]?
+    /// Files the run wrote (bench profile: the callgrind outputs its figures were read from).
+    public var files: [String]?
 
     /// Creates a run.
     public init(system: String, label: String, figures: [Figure] = []) {
@@ -110,6 +112,7 @@ public struct BenchRun: Sendable, Codable {
         self.series = []
         self.latencyBuckets = []
         self.connectBuckets = nil
+        self.files = nil
     }
 
     /// Stores a connect-latency histogram's summary and buckets.

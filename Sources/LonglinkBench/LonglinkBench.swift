@@ -21,6 +21,8 @@ public enum LonglinkBench {
             report.runs = StoreScenario.run(parameters, control: control)
         case .codec:
             report.runs = CodecScenario.run(parameters)
+        case .profile:
+            try ProfileScenario.run(parameters, control: control, executable: executable, into: &report)
         case .fanout, .connect, .idle, .churn, .storm, .orders:
             try withServers(parameters, executable: executable) { servers in
                 let loops = try BenchLoops(threads: parameters.threads)
@@ -48,7 +50,7 @@ public enum LonglinkBench {
         case .storm: try StormScenario.run(context, into: &report)
         case .churn: try ChurnScenario.run(context, into: &report)
         case .orders: try OrdersScenario.run(context, into: &report)
-        case .store, .codec: break
+        case .store, .codec, .profile: break
         }
     }
 

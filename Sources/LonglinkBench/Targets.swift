@@ -38,6 +38,18 @@ enum Targets {
                     )
                 )
             }
+        case .profile:
+            // Issue 19: instructions per publish→delivery against Redis's, counted by callgrind in the same run.
+            let limits: [(ProfileWorkload.Kind, String, Double)] = [
+                (.manyRoutes, "many routes: user-space instructions per publish→delivery ≤ 1.5 × Redis pub/sub (callgrind, same run)", 1.5),
+                (.broadcast, "broadcast: user-space instructions per delivery ≤ 0.7 × Redis pub/sub (callgrind, same run)", 0.7),
+            ]
+            for (kind, target, limit) in limits {
+                let title = "profile " + ProfileWorkload(kind).title(subscribers: parameters.subscribers)
+                guard let ratio = report.runs.first(where: { $0.system == "longlink" && $0.label == title })?.figure("ratio_to_redis")
+                else { continue }
+                checks.append(TargetCheck(target: target, measured: ratio, met: ratio <= limit))
+            }
         default:
             break
         }

@@ -22,6 +22,11 @@ public enum BenchCommand {
             idle     --connections N idle subscribed connections; server RSS per connection and idle CPU
             store    changes/s of the memory and SQLite stores (--messages changes)
             codec    frames/s of the protobuf codec and bytes per push against JSON (--messages iterations)
+            profile  user-space instructions per publish→delivery of the gateway (--binary, memory store, one loop)
+                     and of redis-server, both under valgrind --tool=callgrind, at --counts A,B publishes each
+                     (default: 4 s and 14 s at the rate) of --workloads many-routes (S subscribers each on its own
+                     route, 500/s, 128 B) and broadcast (S on one route, 50/s, 64 B); (instructions at B − at A) /
+                     (deliveries at B − at A), the ratio, and the callgrind files (--profile-dir) for callgrind_annotate
             Without --server a `longlink serve --store memory` child is started on a free port and stopped
             afterwards. --against redis://HOST:PORT runs the same fan-out through Redis pub/sub in the same
             invocation (alternating, --rounds times) and prints the ratio; --against redis starts a
@@ -80,6 +85,15 @@ public enum BenchCommand {
         OptionSpec("csv", valueName: "FILE", help: "write the per-second series as CSV", configurable: false),
         OptionSpec("svg", valueName: "FILE", help: "write latency and throughput charts as SVG", configurable: false),
         OptionSpec("against", valueName: "URL", help: "compare with Redis pub/sub: redis://HOST:PORT, or 'redis' to start one", configurable: false),
+        OptionSpec("binary", valueName: "PATH", help: "profile: the longlink binary to measure (default: this one)", configurable: false),
+        OptionSpec("counts", valueName: "A,B", help: "profile: the two publish counts (default: 4 s and 14 s at each workload's rate)", configurable: false),
+        OptionSpec(
+            "workloads",
+            valueName: "LIST",
+            help: "profile: many-routes, broadcast, or both comma-separated (default both)",
+            configurable: false
+        ),
+        OptionSpec("profile-dir", valueName: "DIR", help: "profile: where the callgrind files go (default: a new temporary directory)", configurable: false),
         OptionSpec("from-json", valueName: "FILE", help: "render a saved --json report (table, --svg, --csv) instead of running", configurable: false),
     ]
 
@@ -134,6 +148,24 @@ public enum BenchCommand {
                 throw CommandLineError(error.message)
             }
         }
+        var counts: [Int]?
+        if let text = options.string("counts") {
+            let values = text.split(separator: ",").map { Int($0.filter { !$0.isWhitespace }) }
+            guard values.count == 2, let first = values[0], let second = values[1] else {
+                throw CommandLineError("--counts expects two publish counts, e.g. 2000,7000; got '\(text)'")
+            }
+            counts = [first, second]
+        }
+        var workloads = ProfileWorkload.Kind.allCases
+        if let text = options.string("workloads") {
+            workloads = []
+            for name in text.split(separator: ",").map({ String($0.filter { !$0.isWhitespace }) }) {
+                guard let kind = ProfileWorkload.Kind(rawValue: name) else {
+                    throw CommandLineError("--workloads: unknown workload '\(name)'; many-routes, broadcast")
+                }
+                if !workloads.contains(kind) { workloads.append(kind) }
+            }
+        }
         let parameters = BenchParameters(
             scenario: scenario,
             server: options.string("server"),
@@ -160,7 +192,11 @@ public enum BenchCommand {
             publishServer: options.string("publish-server"),
             caFile: options.string("ca-file"),
             insecure: options.flag("insecure"),
-            sourceAddresses: sources
+            sourceAddresses: sources,
+            binary: options.string("binary"),
+            profileCounts: counts,
+            profileWorkloads: workloads,
+            profileDirectory: options.string("profile-dir")
         )
         do {
             try parameters.validate()
