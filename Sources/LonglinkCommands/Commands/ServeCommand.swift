@@ -57,6 +57,9 @@ public enum ServeCommand {
         if let admin = running.admin, let listen = configuration.metricsListen {
             context.io.err("operations: http://\(listen.host):\(admin.port)/ (metrics, healthz, readyz, admin page and API)")
         }
+        if let api = running.api, let listen = configuration.api.listen {
+            context.io.err("backend API: http://\(listen.host):\(api.port)/api/v1/ (publish, publish/batch, orders)")
+        }
         if security.tokenHint == nil {
             logger.warning("running with --insecure-dev: no authentication, every client is admin")
         }
@@ -102,6 +105,8 @@ public final class RunningGateway: Sendable {
     public let divergences: ShadowDivergenceReporter
     /// The operations surface (metrics, health, admin API), when it listens.
     public let admin: AdminServer?
+    /// The backend HTTP API, when it listens.
+    public let api: APIServer?
 
     private init(
         gateway: Gateway,
@@ -110,9 +115,11 @@ public final class RunningGateway: Sendable {
         observers: ObserverRegistry,
         loopCount: Int,
         divergences: ShadowDivergenceReporter,
-        admin: AdminServer?
+        admin: AdminServer?,
+        api: APIServer?
     ) {
         self.admin = admin
+        self.api = api
         self.divergences = divergences
         self.gateway = gateway
         self.writer = writer
@@ -172,7 +179,8 @@ public final class RunningGateway: Sendable {
             operationsListen: configuration.metricsListen,
             drainAction: { kill(getpid(), SIGTERM) },
             broker: configuration.broker,
-            redis: redis
+            redis: redis,
+            api: configuration.api.listen.map { ($0, configuration.api.limits) }
         )
     }
 
@@ -189,7 +197,8 @@ public final class RunningGateway: Sendable {
         operationsListen: HostPort? = nil,
         drainAction: (@Sendable () -> Void)? = nil,
         broker brokerChoice: BrokerChoice = .local,
-        redis: RedisSettings = RedisSettings()
+        redis: RedisSettings = RedisSettings(),
+        api apiListen: (HostPort, APIServer.Configuration)? = nil
     ) throws -> RunningGateway {
         let reporter = ShadowDivergenceReporter(logger: logger.labeled("shadow"))
         let observers = ObserverRegistry(logger: logger)
@@ -277,6 +286,19 @@ public final class RunningGateway: Sendable {
             }
             admin = server
         }
+        var api: APIServer?
+        if let (listen, limits) = apiListen {
+            do {
+                api = try ServeAPI.start(listen, limits: limits, gateway: gateway, writer: writer, authorizer: authorizer, logger: logger)
+            } catch {
+                admin?.stop()
+                gateway.drain()
+                gateway.stop()
+                broker.shutdown()
+                writer.shutdown()
+                throw error
+            }
+        }
         let running = RunningGateway(
             gateway: gateway,
             writer: writer,
@@ -284,7 +306,8 @@ public final class RunningGateway: Sendable {
             observers: observers,
             loopCount: loops,
             divergences: reporter,
-            admin: admin
+            admin: admin,
+            api: api
         )
         admin?.markReady()
         return running
@@ -295,6 +318,7 @@ public final class RunningGateway: Sendable {
         admin?.markDraining()
         gateway.drain()
         admin?.stop()
+        api?.stop()
         gateway.stop()
         writer.shutdown()
         observers.waitUntilDelivered()
