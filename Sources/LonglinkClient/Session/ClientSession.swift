@@ -39,6 +39,8 @@ public struct ClientSession {
     }
 
     private var routes: [Route: RouteState] = [:]
+    /// For line-wide subscriptions: each order's snapshot as built from the records pushed since (bounded).
+    private var lineSnapshots: [Route: OrderSnapshot] = [:]
     private var connected = false
     private var nextRequestID: UInt32 = 1
     /// Token sent in `connect`.
@@ -108,7 +110,9 @@ public struct ClientSession {
     private mutating func subscribeFrame(_ route: Route) -> ClientFrame {
         let id = makeRequestID()
         routes[route]!.requestID = id
-        return .subscribe(SubscribeRequest(requestID: id, route: route.text, since: routes[route]!.position))
+        // A line-wide subscription is live-only (the server keeps no per-line position): never sent a position.
+        let since = route.isLineWide ? nil : routes[route]!.position
+        return .subscribe(SubscribeRequest(requestID: id, route: route.text, since: since))
     }
 
     // MARK: Inbound frames
@@ -168,7 +172,7 @@ public struct ClientSession {
     }
 
     private mutating func didPush(_ push: Push) -> [Event] {
-        guard var state = routes[push.route], state.active else { return [] }
+        guard var state = routes[push.route], state.active else { return didPushOnLine(push) }
         let record = push.record
         guard isNew(record.position, after: state.position) else { return [] }
         state.snapshot = Self.advance(state.snapshot, with: record)
@@ -177,6 +181,22 @@ public struct ClientSession {
         routes[push.route] = state
         return [.notify(ContentChange(route: push.route, record: record, snapshot: state.snapshot!))]
     }
+
+    /// A push for an order this client follows through a line-wide subscription (`order://taxi/*`) only. Its
+    /// snapshot is built from the records seen since that subscription started: fields set before it are absent
+    /// until a record sets them again (read the order itself for the whole snapshot).
+    private mutating func didPushOnLine(_ push: Push) -> [Event] {
+        guard routes.contains(where: { $0.value.active && $0.key.lineCovers(push.route) }) else { return [] }
+        let record = push.record
+        if let last = lineSnapshots[push.route], !isNew(record.position, after: last.position) { return [] }
+        if lineSnapshots.count >= Self.lineSnapshotLimit { lineSnapshots.removeAll(keepingCapacity: true) }
+        let snapshot = Self.advance(lineSnapshots[push.route], with: record)
+        lineSnapshots[push.route] = snapshot
+        return [.notify(ContentChange(route: push.route, record: record, snapshot: snapshot))]
+    }
+
+    /// Orders whose line-wide snapshots are kept before the table starts over.
+    static let lineSnapshotLimit = 10_000
 
     /// One ack per route with deliveries since the last call: the driver calls this after each read batch.
     public mutating func pendingAcks() -> [ClientFrame] {

@@ -8,7 +8,7 @@ public enum SubscribeCommand {
     public static let command = Command(
         name: "subscribe",
         summary: "print every change on one or more routes, reconnecting by itself",
-        usage: "ROUTE... [--json] [--count N] [--duration D]",
+        usage: "ROUTE... [--json] [--count N] [--duration D]   (ROUTE: order://taxi/8812, or order://taxi/* for the whole line)",
         options: ClientOptions.specs + [
             OptionSpec("json", kind: .flag, help: "print JSON lines"),
             OptionSpec("count", valueName: "N", help: "exit after N changes (snapshots included)", configurable: false),
@@ -19,7 +19,7 @@ public enum SubscribeCommand {
         var routes: [Route] = []
         for text in options.positionals {
             do {
-                routes.append(try RouteRegistry.standard.route(parsing: text))
+                routes.append(try RouteRegistry.standard.subscriptionRoute(parsing: text))  // also `order://taxi/*`
             } catch {
                 throw CommandLineError("\(error)")
             }

@@ -181,7 +181,7 @@ public struct PeerStateMachine {
     private mutating func subscribe(_ request: SubscribeRequest) -> [PeerAction] {
         let route: Route
         do {
-            route = try settings.routes.route(parsing: request.route)
+            route = try settings.routes.subscriptionRoute(parsing: request.route)
         } catch .unknownKind {
             return refuse(request.requestID, .unknownRouteKind, "route kind of '\(request.route)' is not served")
         } catch {
@@ -205,7 +205,7 @@ public struct PeerStateMachine {
     }
 
     private mutating func unsubscribe(_ request: UnsubscribeRequest) -> [PeerAction] {
-        guard let route = try? Route(parsing: request.route) else {
+        guard let route = try? Route(parsingSubscription: request.route) else {
             return refuse(request.requestID, .malformedRoute, "'\(request.route)' is not a route")
         }
         guard subscriptions.removeValue(forKey: route) != nil else {
@@ -289,7 +289,11 @@ public struct PeerStateMachine {
                 )
             )
         ]
-        for record in held where Self.isNewer(record.position, than: subscription) {
+        for record in held where route.isLineWide || Self.isNewer(record.position, than: subscription) {
+            if route.isLineWide {
+                actions.append(.send(.push(Push(route: record.route, record: record))))
+                continue
+            }
             subscription.lastOffset = record.position.offset
             subscription.epoch = record.position.epoch
             actions.append(.send(.push(Push(route: route, record: record))))
@@ -341,6 +345,9 @@ public struct PeerStateMachine {
                 subscription.held!.append(record)
                 return .held
             }
+            // A line-wide subscription is live-only and spans many orders: no position to compare (see
+            // `Route.isLineWide`); the broker delivers each order's records in commit order.
+            if route.isLineWide { return .send }
             guard Self.isNewer(record.position, than: subscription) else { return .ignore }
             subscription.lastOffset = record.position.offset
             subscription.epoch = record.position.epoch

@@ -222,6 +222,10 @@ final class LoopGateway {
             }
         }
         shared.counters.subscriptions.add(1, ordering: .relaxed)
+        if route.isLineWide {
+            subscribeLineWide(connection, to: route)
+            return
+        }
         if route.kind == .config {
             let loop = context.eventLoop
             let connectionID = connection.id
@@ -279,7 +283,7 @@ final class LoopGateway {
         }
     }
 
-    private func subscribeRead(_ connectionID: UInt64, route: Route, result: Result<SubscribeRead, StoreError>) {
+    func subscribeRead(_ connectionID: UInt64, route: Route, result: Result<SubscribeRead, StoreError>) {
         guard let connection = connections[connectionID], !connection.isClosed else { return }
         switch result {
         case .success(let read):
