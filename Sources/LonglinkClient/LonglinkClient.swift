@@ -16,7 +16,7 @@ import Synchronization
 public final class LonglinkClient: Sendable {
     let shared: ClientShared
     private let group: EventLoopGroup
-    private var loop: EventLoop { group.loops[0] }
+    var loop: EventLoop { group.loops[0] }
 
     /// Creates a client and starts connecting.
     public init(configuration: ClientConfiguration, logger: Logger = .disabled) throws(IOError) {

@@ -24,11 +24,11 @@ final class ClientDriver: SelectorHandler {
     private var encodeScratch = ByteBuffer(capacity: 1024)
     private var attempt = 0
     private var connectionNumber = 0
-    private var isConnected = false
+    private(set) var isConnected = false
     /// The transport finished its own set-up (TCP connect, TLS handshake) on the current connection.
     private var transportReady = false
-    private var closed = false
-    private var attemptStartedMillis: UInt64 = 0
+    private(set) var closed = false
+    private(set) var attemptStartedMillis: UInt64 = 0
     private var lastInboundMillis: UInt64 = 0
     private var lastProbeMillis: UInt64 = 0
     private var serverSilenceLimitMillis: UInt64 = 60_000
@@ -36,6 +36,8 @@ final class ClientDriver: SelectorHandler {
     private var pending: [UInt32: PendingPublish] = [:]
     /// One-shot history reads (`LonglinkClient.history(of:)`) waiting for their `subscribed`.
     private var pendingHistory: [UInt32: @Sendable (Result<Subscribed, ClientError>) -> Void] = [:]
+    /// Presence requests waiting for their reply (see `ClientDriver+Presence.swift`).
+    var pendingPresence: [UInt32: @Sendable (Result<PresenceReply, ClientError>) -> Void] = [:]
     private var flushScheduled = false
     private var random = SystemRandomNumberGenerator()
     private let reader: FrameReader
@@ -56,7 +58,7 @@ final class ClientDriver: SelectorHandler {
         context.schedule(every: .milliseconds(250)) { [unowned self] in self.tick() }
     }
 
-    private var nowMillis: UInt64 { context.now / 1_000_000 }
+    var nowMillis: UInt64 { context.now / 1_000_000 }
     private var configuration: ClientConfiguration { shared.configuration.withLock { $0 } }
 
     // MARK: Connecting
@@ -151,7 +153,7 @@ final class ClientDriver: SelectorHandler {
                         return
                     }
                     guard let frame else { break }
-                    if interceptHistory(frame) { continue }
+                    if interceptHistory(frame) || interceptPresence(frame) { continue }
                     handle(session.receive(frame))
                 }
             }
@@ -229,8 +231,8 @@ final class ClientDriver: SelectorHandler {
 
     // MARK: App requests (arrive through the inbox)
 
-    func want(_ route: Route) {
-        if let frame = session.want(route) { send(frame) }
+    func want(_ route: Route, presenceEvents: Bool = false) {
+        if let frame = session.want(route, presenceEvents: presenceEvents) { send(frame) }
     }
 
     func unwant(_ route: Route) {
@@ -299,7 +301,7 @@ final class ClientDriver: SelectorHandler {
 
     // MARK: Writing
 
-    private func send(_ frame: ClientFrame) {
+    func send(_ frame: ClientFrame) {
         guard transport != nil else { return }
         encodeScratch.clear()
         do {
@@ -382,6 +384,8 @@ final class ClientDriver: SelectorHandler {
         pending.removeAll()
         for (_, completion) in pendingHistory { completion(.failure(.closed)) }
         pendingHistory.removeAll()
+        for (_, completion) in pendingPresence { completion(.failure(.closed)) }
+        pendingPresence.removeAll()
         shared.setState(state)
     }
 

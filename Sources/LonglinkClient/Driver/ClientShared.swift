@@ -68,6 +68,10 @@ final class ClientShared: Sendable {
         errorHandler.withLock { $0 }?(error)
     }
 
+    private let presenceHandler = Mutex<(@Sendable (PresenceEvent) -> Void)?>(nil)
+    func onPresenceEvent(_ handler: @escaping @Sendable (PresenceEvent) -> Void) { presenceHandler.withLock { $0 = handler } }
+    func reportPresenceEvent(_ event: PresenceEvent) { presenceHandler.withLock { $0 }?(event) }
+
     func onTokenExpiring(_ handler: @escaping @Sendable (TokenExpiring) -> Void) { tokenHandler.withLock { $0 = handler } }
     func reportTokenExpiring(_ warning: TokenExpiring) { tokenHandler.withLock { $0 }?(warning) }
 

@@ -36,6 +36,8 @@ public struct ClientSession {
         var requestID: UInt32 = 0
         /// Highest offset delivered but not yet acked.
         var unackedOffset: UInt64?
+        /// Join/leave events asked for.
+        var presenceEvents = false
     }
 
     private var routes: [Route: RouteState] = [:]
@@ -94,9 +96,9 @@ public struct ClientSession {
     // MARK: App requests
 
     /// The app wants `route`; returns the subscribe to send now (nil when not connected or already wanted).
-    public mutating func want(_ route: Route) -> ClientFrame? {
+    public mutating func want(_ route: Route, presenceEvents: Bool = false) -> ClientFrame? {
         guard routes[route] == nil else { return nil }
-        routes[route] = RouteState()
+        routes[route] = RouteState(presenceEvents: presenceEvents)
         guard connected else { return nil }
         return subscribeFrame(route)
     }
@@ -112,7 +114,7 @@ public struct ClientSession {
         routes[route]!.requestID = id
         // A line-wide subscription is live-only (the server keeps no per-line position): never sent a position.
         let since = route.isLineWide ? nil : routes[route]!.position
-        return .subscribe(SubscribeRequest(requestID: id, route: route.text, since: since))
+        return .subscribe(SubscribeRequest(requestID: id, route: route.text, since: since, presenceEvents: routes[route]!.presenceEvents))
     }
 
     // MARK: Inbound frames
@@ -148,6 +150,8 @@ public struct ClientSession {
             return [.receipt(receipt)]
         case .tokenExpiring(let warning):
             return [.tokenExpiring(warning)]
+        case .presenceReply, .presenceEvent:
+            return []  // the driver answers presence requests and hands events to the app before the session
         }
     }
 

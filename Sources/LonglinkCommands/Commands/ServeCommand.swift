@@ -107,6 +107,8 @@ public final class RunningGateway: Sendable {
     public let admin: AdminServer?
     /// The backend HTTP API, when it listens.
     public let api: APIServer?
+    /// Who is subscribed where (`LocalPresence`, or `RedisPresence` with the Redis broker).
+    public let presence: any PresenceStore
 
     private init(
         gateway: Gateway,
@@ -116,10 +118,12 @@ public final class RunningGateway: Sendable {
         loopCount: Int,
         divergences: ShadowDivergenceReporter,
         admin: AdminServer?,
-        api: APIServer?
+        api: APIServer?,
+        presence: any PresenceStore
     ) {
         self.admin = admin
         self.api = api
+        self.presence = presence
         self.divergences = divergences
         self.gateway = gateway
         self.writer = writer
@@ -180,7 +184,8 @@ public final class RunningGateway: Sendable {
             drainAction: { kill(getpid(), SIGTERM) },
             broker: configuration.broker,
             redis: redis,
-            api: configuration.api.listen.map { ($0, configuration.api.limits) }
+            api: configuration.api.listen.map { ($0, configuration.api.limits) },
+            presence: configuration.presence
         )
     }
 
@@ -198,7 +203,8 @@ public final class RunningGateway: Sendable {
         drainAction: (@Sendable () -> Void)? = nil,
         broker brokerChoice: BrokerChoice = .local,
         redis: RedisSettings = RedisSettings(),
-        api apiListen: (HostPort, APIServer.Configuration)? = nil
+        api apiListen: (HostPort, APIServer.Configuration)? = nil,
+        presence presenceSettings: ServePresenceConfiguration = ServePresenceConfiguration()
     ) throws -> RunningGateway {
         let reporter = ShadowDivergenceReporter(logger: logger.labeled("shadow"))
         let observers = ObserverRegistry(logger: logger)
@@ -239,6 +245,16 @@ public final class RunningGateway: Sendable {
             throw CommandFailure("cannot open store \(primary): \(error)")
         }
         let loops = gatewayConfiguration.loopCount
+        let presence: any PresenceStore
+        do {
+            presence = try presenceSettings.make(
+                broker: brokerChoice, redis: redis, nodeID: gatewayConfiguration.peer.nodeID, logger: logger
+            )
+        } catch {
+            broker.shutdown()
+            writer.shutdown()
+            throw error
+        }
         let gateway = Gateway(
             configuration: gatewayConfiguration,
             codec: ProtobufFrameCodec(),
@@ -246,7 +262,8 @@ public final class RunningGateway: Sendable {
             broker: broker,
             authorizer: authorizer,
             logger: logger.labeled("gateway"),
-            counters: counters
+            counters: counters,
+            presence: presence
         )
         try broker.start(delivering: gateway.delivery)
         do {
@@ -307,7 +324,8 @@ public final class RunningGateway: Sendable {
             loopCount: loops,
             divergences: reporter,
             admin: admin,
-            api: api
+            api: api,
+            presence: presence
         )
         admin?.markReady()
         return running
@@ -320,6 +338,7 @@ public final class RunningGateway: Sendable {
         admin?.stop()
         api?.stop()
         gateway.stop()
+        presence.shutdown()
         writer.shutdown()
         observers.waitUntilDelivered()
         broker.shutdown()

@@ -51,6 +51,8 @@ public struct ServeConfiguration: Sendable {
     public var logJSON: Bool?
     /// The backend HTTP API's listener and limits.
     public var api: ServeAPIConfiguration
+    /// Presence: counts-only threshold and the Redis entries' lifetime.
+    public var presence: ServePresenceConfiguration
 
     /// Validates resolved serve options.
     public init(options: ResolvedOptions) throws(CommandLineError) {
@@ -90,6 +92,7 @@ public struct ServeConfiguration: Sendable {
         logLevel = level
         security = try ServeSecurityConfiguration(options: options)
         api = try ServeAPIConfiguration(options: options)
+        presence = try ServePresenceConfiguration(options: options)
         let metrics = options.string("metrics-listen") ?? "off"
         metricsListen = metrics == "off" || metrics.isEmpty ? nil : try HostPort(parsing: metrics, option: "metrics-listen")
         switch options.string("log-format") ?? "auto" {

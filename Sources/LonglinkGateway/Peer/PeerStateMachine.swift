@@ -35,6 +35,8 @@ public struct PeerStateMachine {
         var held: [OrderChangeRecord]?
         /// The request that opened it.
         var requestID: UInt32
+        /// Join/leave events were asked for (`subscribe … presence_events`).
+        var presenceEvents = false
     }
 
     /// The current phase.
@@ -141,6 +143,8 @@ public struct PeerStateMachine {
                 return []
             case .refresh(let request):
                 return refresh(request, nowMillis: nowMillis)
+            case .presence(let request):
+                return presence(request)
             }
         }
     }
@@ -200,9 +204,25 @@ public struct PeerStateMachine {
         guard subscriptions.count < settings.maxSubscriptions else {
             return refuse(request.requestID, .tooManySubscriptions, "at most \(settings.maxSubscriptions) subscriptions")
         }
-        subscriptions[route] = Subscription(lastOffset: 0, epoch: 0, held: [], requestID: request.requestID)
+        subscriptions[route] = Subscription(
+            lastOffset: 0, epoch: 0, held: [], requestID: request.requestID, presenceEvents: request.presenceEvents
+        )
         return [.subscribe(route, since: request.since, requestID: request.requestID)]
     }
+
+    /// Who is subscribed to a route: allowed when the token's routes cover it (as for subscribing).
+    private mutating func presence(_ request: PresenceRequest) -> [PeerAction] {
+        guard let route = try? settings.routes.subscriptionRoute(parsing: request.route) else {
+            return refuse(request.requestID, .malformedRoute, "'\(request.route)' is not a route")
+        }
+        guard principal!.maySubscribe(to: route) else {
+            return violation(request.requestID, .permissionDenied, "token does not allow \(route)")
+        }
+        return [.presence(route, requestID: request.requestID)]
+    }
+
+    /// Whether the subscription to `route` asked for join/leave events.
+    public func wantsPresenceEvents(on route: Route) -> Bool { subscriptions[route]?.presenceEvents ?? false }
 
     private mutating func unsubscribe(_ request: UnsubscribeRequest) -> [PeerAction] {
         guard let route = try? Route(parsingSubscription: request.route) else {

@@ -180,6 +180,8 @@ final class Connection: SelectorHandler {
                 owner.publish(change, from: self, requestID: requestID, wantsReceipts: wantsReceipts)
             case .acknowledged(let route, let offset):
                 owner.acknowledged(route, offset: offset, by: self)
+            case .presence(let route, let requestID):
+                owner.presence(of: route, for: self, requestID: requestID)
             case .close(let disconnect):
                 owner.shared.counters.recordDisconnect(disconnect.code)
                 owner.shared.logger.debug(

@@ -22,6 +22,8 @@ final class GatewayShared: Sendable {
     let drainedLoops = Atomic<Int>(0)
     /// Connection rate and per-address limits, shared by every loop.
     let admission: ConnectionAdmission
+    /// Who is subscribed where (this node, or every node through Redis).
+    let presence: any PresenceStore
 
     init(
         configuration: GatewayConfiguration,
@@ -31,8 +33,10 @@ final class GatewayShared: Sendable {
         authorizer: any Authorizer,
         logger: Logger,
         counters: GatewayCounters,
-        clock: any WallClock
+        clock: any WallClock,
+        presence: any PresenceStore = LocalPresence()
     ) {
+        self.presence = presence
         self.configuration = configuration
         self.codec = codec
         self.store = store

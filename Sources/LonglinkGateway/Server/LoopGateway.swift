@@ -222,6 +222,7 @@ final class LoopGateway {
             }
         }
         shared.counters.subscriptions.add(1, ordering: .relaxed)
+        presenceJoined(connection, route)
         if route.isLineWide {
             subscribeLineWide(connection, to: route)
             return
@@ -304,7 +305,10 @@ final class LoopGateway {
 
     func unsubscribe(_ connection: Connection, from route: Route) {
         let (removed, emptied) = hub.remove(connection, from: route)
-        if removed { shared.counters.subscriptions.subtract(1, ordering: .relaxed) }
+        if removed {
+            shared.counters.subscriptions.subtract(1, ordering: .relaxed)
+            presenceLeft(connection, route)
+        }
         if emptied { try? shared.broker.unsubscribe([route]) }
     }
 
