@@ -24,6 +24,8 @@ final class GatewayShared: Sendable {
     let admission: ConnectionAdmission
     /// Who is subscribed where (this node, or every node through Redis).
     let presence: any PresenceStore
+    /// Subscriptions on this node that asked for presence events: while 0, joins and leaves are not announced.
+    let presenceListenerCount = Atomic<Int>(0)
 
     init(
         configuration: GatewayConfiguration,

@@ -20,17 +20,28 @@ extension LoopGateway {
     func presenceJoined(_ connection: Connection, _ route: Route) {
         let member = presenceMember(connection)
         shared.presence.joined(route, member)
+        if connection.peer.wantsPresenceEvents(on: route),
+            presenceListeners.insert(PresenceListener(connection: connection.id, route: route)).inserted
+        {
+            shared.presenceListenerCount.add(1, ordering: .relaxed)
+        }
         announcePresence(route, joined: true, member: member)
     }
 
     func presenceLeft(_ connection: Connection, _ route: Route) {
         shared.presence.left(route, connectionID: connection.clientID)
+        if presenceListeners.remove(PresenceListener(connection: connection.id, route: route)) != nil {
+            shared.presenceListenerCount.subtract(1, ordering: .relaxed)
+        }
         announcePresence(route, joined: false, member: presenceMember(connection))
     }
 
-    /// Hands a join/leave to every loop (each sends it to its own subscribers of `route` that want events).
+    /// Hands a join/leave to every loop (each sends it to its own subscribers of `route` that want events). Costs
+    /// nothing while no subscription on this node asked for events, or the route is over the counts-only threshold.
     private func announcePresence(_ route: Route, joined: Bool, member: PresenceMember) {
-        guard shared.presence.localCount(of: route) <= shared.presence.countsOnlyAbove else { return }
+        guard shared.presenceListenerCount.load(ordering: .relaxed) > 0,
+            shared.presence.localCount(of: route) <= shared.presence.countsOnlyAbove
+        else { return }
         let event = PresenceEvent(route: route, joined: joined, member: member)
         for loop in shared.loops.withLock({ $0 }) {
             loop.execute { context in context.attachment(LoopGateway.self)?.deliverPresenceEvent(event) }
@@ -78,4 +89,10 @@ extension Gateway {
             completion(result.map { PresenceReply(requestID: 0, route: route, members: $0, countsOnlyAbove: threshold) })
         }
     }
+}
+
+/// One subscription that asked for presence events.
+struct PresenceListener: Hashable {
+    let connection: UInt64
+    let route: Route
 }

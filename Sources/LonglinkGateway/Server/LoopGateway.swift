@@ -52,6 +52,8 @@ final class LoopGateway {
     private var sweepIndex = 0
     /// Connections whose handshake step waits for the next iteration's budget.
     var deferredHandshakes: [Connection] = []
+    /// This loop's subscriptions that asked for presence events (connection id, route); see `LoopGateway+Presence`.
+    var presenceListeners: Set<PresenceListener> = []
 
     init(context: LoopContext, shared: GatewayShared, listeners specs: [ListenerSpec]) throws(IOError) {
         self.context = context
