@@ -38,7 +38,7 @@ enum APIResponses {
 
     /// A Store refusal as a response.
     static func refusal(_ error: StoreError) -> HTTPResponse {
-        var response = HTTPResponse.json(.object(refusalMembers(error)), status: status(of: error))
+        var response = json(.object(refusalMembers(error)), status: status(of: error))
         if case .storage(_, retryable: true) = error { response.headers.append(("Retry-After", "1")) }
         return response
     }
@@ -46,7 +46,7 @@ enum APIResponses {
     /// A refused field as a response.
     static func refusal(_ error: APIFieldError) -> HTTPResponse {
         let status = HTTPStatus(error.status, error.status == 400 ? "Bad Request" : error.status == 413 ? "Content Too Large" : "Unprocessable Content")
-        return .json(
+        return json(
             .object([
                 ("error", .string(error.description)),
                 ("field", .string(error.field)),
@@ -64,7 +64,7 @@ enum APIResponses {
 
     /// Any other error with its wire code.
     static func error(_ status: HTTPStatus, _ message: String, code: ErrorCode) -> HTTPResponse {
-        .json(
+        json(
             .object([
                 ("error", .string(message)),
                 ("code", .int(Int64(code.rawValue))),
@@ -72,6 +72,13 @@ enum APIResponses {
             ]),
             status: status
         )
+    }
+
+    /// A JSON response whose body ends with a newline (so `curl` output reads line by line).
+    static func json(_ value: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
+        var response = HTTPResponse.json(value, status: status)
+        response.body.append(UInt8(ascii: "\n"))
+        return response
     }
 
     /// A Store error's text for people: its description without the `StoreError: ` prefix.

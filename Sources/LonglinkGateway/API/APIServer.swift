@@ -238,7 +238,7 @@ public final class APIServer: Sendable {
         store.apply(change) { result in
             counters.recordPublish(result)
             switch result {
-            case .success(let applied): exchange.respond(.json(.object(APIResponses.accepted(applied))))
+            case .success(let applied): exchange.respond(APIResponses.json(.object(APIResponses.accepted(applied))))
             case .failure(let error): exchange.respond(APIResponses.refusal(error))
             }
         }
@@ -296,7 +296,7 @@ public final class APIServer: Sendable {
                     }
                 }
                 exchange.respond(
-                    .json(
+                    APIResponses.json(
                         .object([
                             ("results", .array(items)),
                             ("applied", .int(Int64(applied))),
@@ -329,7 +329,7 @@ public final class APIServer: Sendable {
                 exchange.respond(APIResponses.error(.notFound, "no \(line) order \(order)", code: .unknownOrder))
             case .success(let history?):
                 exchange.respond(
-                    .json(
+                    APIResponses.json(
                         .object([
                             ("snapshot", AdminJSON.snapshot(history.snapshot)),
                             ("history", .array(history.records.map { AdminJSON.record($0, route: route) })),
