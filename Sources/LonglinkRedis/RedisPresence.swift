@@ -61,6 +61,8 @@ public final class RedisPresence: PresenceStore {
     public var countsOnlyAbove: Int { configuration.countsOnlyAbove }
     let local: LocalPresence
     let dirty = DirtyRoutes()
+    /// Where other nodes' join/leave events go.
+    let remoteHandler = Mutex<(@Sendable (PresenceEvent) -> Void)?>(nil)
     private let group: EventLoopGroup
     private let stopped = Atomic<Bool>(false)
 
@@ -74,8 +76,11 @@ public final class RedisPresence: PresenceStore {
             throw .unavailable("cannot start the Redis presence loop: \(error)")
         }
         let configuration = self.configuration
-        group.loops[0].execute { [local, dirty] context in
-            let session = RedisPresenceSession(configuration: configuration, local: local, dirty: dirty, context: context)
+        group.loops[0].execute { [local, dirty, self] context in
+            let session = RedisPresenceSession(
+                configuration: configuration, local: local, dirty: dirty, context: context,
+                remote: { [weak self] event in self?.remoteHandler.withLock { $0 }?(event) }
+            )
             context.attach(session)
             session.connect()
         }
@@ -84,11 +89,33 @@ public final class RedisPresence: PresenceStore {
     public func joined(_ route: Route, _ member: PresenceMember) {
         local.joined(route, member)
         markDirty(route)
+        announce(route, joined: true, member)
     }
 
     public func left(_ route: Route, connectionID: String) {
+        let member = local.members(of: route).first { $0.connectionID == connectionID }
         local.left(route, connectionID: connectionID)
         markDirty(route)
+        if let member { announce(route, joined: false, member) }
+    }
+
+    /// Publishes a join/leave for the other nodes' subscribers that asked for events (one pipelined PUBLISH;
+    /// none over the counts-only threshold).
+    private func announce(_ route: Route, joined: Bool, _ member: PresenceMember) {
+        guard local.localCount(of: route) <= configuration.countsOnlyAbove else { return }
+        group.loops[0].execute { context in context.attachment(RedisPresenceSession.self)?.publish(route, joined: joined, member) }
+    }
+
+    public func deliverRemoteEvents(to handler: @escaping @Sendable (PresenceEvent) -> Void) {
+        remoteHandler.withLock { $0 = handler }
+    }
+
+    public func watchEvents(_ route: Route) {
+        group.loops[0].execute { context in context.attachment(RedisPresenceSession.self)?.watch(route) }
+    }
+
+    public func unwatchEvents(_ route: Route) {
+        group.loops[0].execute { context in context.attachment(RedisPresenceSession.self)?.unwatch(route) }
     }
 
     public func localCount(of route: Route) -> Int { local.localCount(of: route) }

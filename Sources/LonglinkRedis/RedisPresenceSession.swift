@@ -10,6 +10,11 @@ final class RedisPresenceSession {
     private let dirty: DirtyRoutes
     private let context: LoopContext
     private var connection: RedisConnection?
+    /// Subscribed to the event channels of watched routes (`PREFIX:pe:<route>`).
+    private var events: RedisConnection?
+    /// Watched routes and how many subscriptions of this node asked for their events.
+    private var watched: [Route: Int] = [:]
+    private let remote: @Sendable (PresenceEvent) -> Void
     private var ready = false
     private var closed = false
     private var refreshTimer: TimerID?
@@ -35,8 +40,10 @@ final class RedisPresenceSession {
         configuration: RedisPresence.Configuration,
         local: LocalPresence,
         dirty: DirtyRoutes,
-        context: LoopContext
+        context: LoopContext,
+        remote: @escaping @Sendable (PresenceEvent) -> Void
     ) {
+        self.remote = remote
         self.configuration = configuration
         self.local = local
         self.dirty = dirty
@@ -53,9 +60,18 @@ final class RedisPresenceSession {
             let socketAddress = try SocketAddress.resolve(host: address.host, port: address.port).first
                 ?? SocketAddress(ipAddress: address.host, port: address.port)
             let connection = try RedisConnection(address: socketAddress, on: context)
+            let events = try RedisConnection(address: socketAddress, on: context)
             self.connection = connection
+            self.events = events
             connection.onClose = { [weak self] error in self?.lost(error) }
-            if let password = configuration.password { connection.send(["AUTH", password]) }
+            events.onClose = { [weak self] error in self?.lost(error) }
+            events.onMessage = { [weak self] channel, payload in self?.received(channel, payload) }
+            if let password = configuration.password {
+                connection.send(["AUTH", password])
+                events.send(["AUTH", password])
+            }
+            let channels = watched.keys.map(eventChannel)
+            if !channels.isEmpty { events.subscribe(channels) }
             connection.send(["PING"]) { [weak self] result in
                 guard let self, case .success = result else { return }
                 self.ready = true
@@ -74,6 +90,8 @@ final class RedisPresenceSession {
         ready = false
         connection?.close()
         connection = nil
+        events?.close()
+        events = nil
         if let refreshTimer { _ = context.cancel(refreshTimer) }
         refreshTimer = nil
         logger.warning("Redis presence: \(configuration.address) \(error.map { "\($0)" } ?? "closed"); retrying in 500 ms")
@@ -145,6 +163,42 @@ final class RedisPresenceSession {
         ready = false
         connection?.close()
         connection = nil
+        events?.close()
+        events = nil
+    }
+
+    // MARK: Join/leave events between nodes
+
+    private func eventChannel(_ route: Route) -> String { "\(configuration.prefix):pe:\(route.text)" }
+
+    func publish(_ route: Route, joined: Bool, _ member: PresenceMember) {
+        guard ready, let connection else { return }
+        connection.send(["PUBLISH", eventChannel(route), (joined ? "J\n" : "L\n") + Self.encode([member])])
+    }
+
+    func watch(_ route: Route) {
+        watched[route, default: 0] += 1
+        if watched[route] == 1 { events?.subscribe([eventChannel(route)]) }
+    }
+
+    func unwatch(_ route: Route) {
+        guard let count = watched[route] else { return }
+        if count > 1 {
+            watched[route] = count - 1
+            return
+        }
+        watched[route] = nil
+        events?.unsubscribe([eventChannel(route)])
+    }
+
+    /// An event from a node (this node's own are skipped: its loops announced them already).
+    private func received(_ channel: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) {
+        let prefix = "\(configuration.prefix):pe:"
+        let name = String(decoding: channel, as: UTF8.self)
+        guard name.hasPrefix(prefix), let route = try? Route(parsingSubscription: String(name.dropFirst(prefix.count))) else { return }
+        let text = String(decoding: payload, as: UTF8.self)
+        guard text.count > 2, let member = Self.decode(String(text.dropFirst(2))).first, member.nodeID != configuration.nodeID else { return }
+        remote(PresenceEvent(route: route, joined: text.hasPrefix("J"), member: member))
     }
 
     // MARK: Encoding: one member per line, fields separated by tabs (tabs and newlines in names become spaces).

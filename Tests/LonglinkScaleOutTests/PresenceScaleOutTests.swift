@@ -7,14 +7,14 @@ import Testing
 
 /// Presence across `longlink serve` processes sharing a real redis-server: a driver on node A is in the presence a
 /// rider reads on node B; `kill -9` of node A removes it within `--presence-ttl` (1 s here); a clean shutdown
-/// (SIGTERM) removes a node's entries at once, long before its TTL.
+/// (SIGTERM) removes a node's entries at once, long before its TTL; join/leave events reach subscribers on other nodes.
 @Suite("Scale-out: presence in Redis with per-node entries", .serialized)
 struct PresenceScaleOutTests {
-    func connect(port: Int, name: String, route: String) throws -> FramePeer {
+    func connect(port: Int, name: String, route: String, events: Bool = false) throws -> FramePeer {
         let peer = try FramePeer(port: port)
         try peer.send(.connect(ConnectRequest(token: "dev", clientName: name)))
         _ = try #require(try peer.next { if case .connected(let c) = $0 { c } else { nil } })
-        try peer.send(.subscribe(SubscribeRequest(requestID: 1, route: route)))
+        try peer.send(.subscribe(SubscribeRequest(requestID: 1, route: route, presenceEvents: events)))
         _ = try #require(try peer.next { if case .subscribed(let s) = $0 { s } else { nil } })
         return peer
     }
@@ -51,9 +51,23 @@ struct PresenceScaleOutTests {
         let route = "order://taxi/p1"
         let driver = try connect(port: nodeA.port, name: "driver-app", route: route)
         let courier = try connect(port: nodeC.port, name: "courier-app", route: route)
-        let rider = try connect(port: nodeB.port, name: "rider-app", route: route)
+        let rider = try connect(port: nodeB.port, name: "rider-app", route: route, events: true)
         _ = (driver, courier)
         #expect(try until(rider, route, timeout: .seconds(5)) { $0 == ["courier-app", "driver-app", "rider-app"] } != nil)
+
+        // Join/leave events cross nodes: a second driver app on node A joins and leaves; the rider on B hears both.
+        let second = try connect(port: nodeA.port, name: "driver-app-2", route: route)
+        let joined = try rider.next(timeout: .seconds(5)) { frame -> PresenceEvent? in
+            if case .presenceEvent(let event) = frame, event.member.clientName == "driver-app-2" { return event }
+            return nil
+        }
+        #expect(joined?.joined == true && joined?.member.nodeID == "a", "\(String(describing: joined))")
+        second.close()
+        let left = try rider.next(timeout: .seconds(5)) { frame -> PresenceEvent? in
+            if case .presenceEvent(let event) = frame, event.member.clientName == "driver-app-2", !event.joined { return event }
+            return nil
+        }
+        #expect(left != nil, "the leave on node A reached the rider on node B")
 
         nodeA.kill9()
         let gone = try until(rider, route, timeout: .seconds(5)) { !$0.contains("driver-app") }

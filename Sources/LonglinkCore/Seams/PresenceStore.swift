@@ -18,6 +18,21 @@ public protocol PresenceStore: Sendable {
     var countsOnlyAbove: Int { get }
     /// Removes this node's entries (clean shutdown) and releases resources.
     func shutdown()
+    /// Hands the join/leave events of other nodes to `handler` (any thread), for the routes being watched.
+    func deliverRemoteEvents(to handler: @escaping @Sendable (PresenceEvent) -> Void)
+    /// A subscription on this node asks for join/leave events on `route` (reference-counted by the store).
+    func watchEvents(_ route: Route)
+    /// One fewer subscription on this node asks for events on `route`.
+    func unwatchEvents(_ route: Route)
+}
+
+extension PresenceStore {
+    /// One node has no other nodes' events.
+    public func deliverRemoteEvents(to handler: @escaping @Sendable (PresenceEvent) -> Void) {}
+    /// Nothing to watch on one node.
+    public func watchEvents(_ route: Route) {}
+    /// Nothing to watch on one node.
+    public func unwatchEvents(_ route: Route) {}
 }
 
 /// Why presence could not be read.

@@ -49,6 +49,12 @@ final class GatewayShared: Sendable {
         self.counters = counters
         self.clock = clock
         self.admission = ConnectionAdmission(limits: configuration.admission, nowNanos: MonotonicClock.nanoseconds())
+        // Other nodes' joins and leaves (Redis presence) go to every loop like this node's own.
+        presence.deliverRemoteEvents { [weak self] event in
+            for loop in self?.loops.withLock({ $0 }) ?? [] {
+                loop.execute { context in context.attachment(LoopGateway.self)?.deliverPresenceEvent(event) }
+            }
+        }
     }
 }
 

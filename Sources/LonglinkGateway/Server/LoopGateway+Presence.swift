@@ -24,6 +24,7 @@ extension LoopGateway {
             presenceListeners.insert(PresenceListener(connection: connection.id, route: route)).inserted
         {
             shared.presenceListenerCount.add(1, ordering: .relaxed)
+            shared.presence.watchEvents(route)
         }
         announcePresence(route, joined: true, member: member)
     }
@@ -32,6 +33,7 @@ extension LoopGateway {
         shared.presence.left(route, connectionID: connection.clientID)
         if presenceListeners.remove(PresenceListener(connection: connection.id, route: route)) != nil {
             shared.presenceListenerCount.subtract(1, ordering: .relaxed)
+            shared.presence.unwatchEvents(route)
         }
         announcePresence(route, joined: false, member: presenceMember(connection))
     }
