@@ -22,6 +22,10 @@ public enum BenchCommand {
             idle     --connections N idle subscribed connections; server RSS per connection and idle CPU
             store    changes/s of the memory and SQLite stores (--messages changes)
             codec    frames/s of the protobuf codec and bytes per push against JSON (--messages iterations)
+            http-publish  --connections keep-alive HTTP connections to the backend API (POST /api/v1/publish), closed
+                     loop; changes/s and request→response latency (with --server: the API's HOST:PORT, LONGLINK_TOKEN)
+            line     one order://taxi/* subscriber while --routes orders change at --rate (default 5,000/s); its own
+                     publish→deliver latency, lost, out of order per order
             Without --server a `longlink serve --store memory` child is started on a free port and stopped
             afterwards. --against redis://HOST:PORT runs the same fan-out through Redis pub/sub in the same
             invocation (alternating, --rounds times) and prints the ratio; --against redis starts a
