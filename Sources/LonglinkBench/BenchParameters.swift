@@ -5,6 +5,10 @@ public struct BenchParameters: Sendable, Hashable {
     /// The scenarios `longlink bench` runs.
     public enum Scenario: String, Sendable, Hashable, CaseIterable, Codable {
         case connect, fanout, orders, churn, storm, idle, store, codec, profile
+        /// The backend HTTP API: `POST /api/v1/publish` over keep-alive connections.
+        case httpPublish = "http-publish"
+        /// One line-wide subscriber (`order://taxi/*`) at `--rate` changes per second.
+        case line
     }
 
     /// The scenario.

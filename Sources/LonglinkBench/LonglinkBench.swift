@@ -23,7 +23,7 @@ public enum LonglinkBench {
             report.runs = CodecScenario.run(parameters)
         case .profile:
             try ProfileScenario.run(parameters, control: control, executable: executable, into: &report)
-        case .fanout, .connect, .idle, .churn, .storm, .orders:
+        case .fanout, .connect, .idle, .churn, .storm, .orders, .httpPublish, .line:
             try withServers(parameters, executable: executable) { servers in
                 let loops = try BenchLoops(threads: parameters.threads)
                 defer { loops.shutdown() }
@@ -50,6 +50,8 @@ public enum LonglinkBench {
         case .storm: try StormScenario.run(context, into: &report)
         case .churn: try ChurnScenario.run(context, into: &report)
         case .orders: try OrdersScenario.run(context, into: &report)
+        case .httpPublish: try HTTPPublishScenario.run(context, into: &report)
+        case .line: try LineScenario.run(context, into: &report)
         case .store, .codec, .profile: break
         }
     }
@@ -102,6 +104,7 @@ public enum LonglinkBench {
                 throw BenchError("cannot find the longlink executable to start a gateway; pass --server HOST:PORT")
             }
             var flags: [String] = []
+            if parameters.scenario == .httpPublish { flags += ["--api-listen", "127.0.0.1:0"] }
             if parameters.tls {
                 let made = try BenchCertificates()
                 certificates = made

@@ -16,7 +16,7 @@ import Synchronization
 public final class LonglinkClient: Sendable {
     let shared: ClientShared
     private let group: EventLoopGroup
-    private var loop: EventLoop { group.loops[0] }
+    var loop: EventLoop { group.loops[0] }
 
     /// Creates a client and starts connecting.
     public init(configuration: ClientConfiguration, logger: Logger = .disabled) throws(IOError) {
@@ -82,21 +82,21 @@ public final class LonglinkClient: Sendable {
 
     /// Subscribes and tells `delegate` (held weakly) about every change on `route`.
     public func observe(_ route: Route, delegate: any ContentObserver) -> ObservationToken {
-        let token = shared.observers.observe(.exact(route), delegate: delegate)
+        let token = shared.observers.observe(RoutePattern(subscription: route), delegate: delegate)
         subscribe(route)
         return token
     }
 
     /// Subscribes and calls `block` for every change on `route` until the token is cancelled.
     public func observe(_ route: Route, _ block: @escaping @Sendable (ContentChange) -> Void) -> ObservationToken {
-        let token = shared.observers.observe(.exact(route), block)
+        let token = shared.observers.observe(RoutePattern(subscription: route), block)
         subscribe(route)
         return token
     }
 
     /// Subscribes and returns the changes on `route` as an async sequence.
     public func changes(of route: Route) -> AsyncStream<ContentChange> {
-        let stream = shared.observers.changes(.exact(route))
+        let stream = shared.observers.changes(RoutePattern(subscription: route))
         subscribe(route)
         return stream
     }

@@ -24,7 +24,7 @@ final class ClientDriver: SelectorHandler {
     private var encodeScratch = ByteBuffer(capacity: 1024)
     private var attempt = 0
     private var connectionNumber = 0
-    private var isConnected = false
+    private(set) var isConnected = false
     /// The transport finished its own set-up (TCP connect, TLS handshake) on the current connection.
     private var transportReady = false
     /// Bytes arrived on the current connection (a silent close before `connected` means "not Longlink").
@@ -32,10 +32,10 @@ final class ClientDriver: SelectorHandler {
     /// The token the current connection's `connect` carried: a token refusal stops the client unless the app has
     /// given another one since.
     private var connectToken = ""
-    private var closed = false
+    private(set) var closed = false
     /// Why the client stopped (nil while running, or when the app closed it).
     private var stopReason: ConnectionFailure?
-    private var attemptStartedMillis: UInt64 = 0
+    private(set) var attemptStartedMillis: UInt64 = 0
     private var lastInboundMillis: UInt64 = 0
     private var lastProbeMillis: UInt64 = 0
     private var serverSilenceLimitMillis: UInt64 = 60_000
@@ -45,6 +45,8 @@ final class ClientDriver: SelectorHandler {
     private var pending: [UInt32: PendingPublish] = [:]
     /// One-shot history reads (`LonglinkClient.history(of:)`) waiting for their `subscribed`.
     private var pendingHistory: [UInt32: @Sendable (Result<Subscribed, ClientError>) -> Void] = [:]
+    /// Presence requests waiting for their reply (see `ClientDriver+Presence.swift`).
+    var pendingPresence: [UInt32: @Sendable (Result<PresenceReply, ClientError>) -> Void] = [:]
     private var flushScheduled = false
     private var random = SystemRandomNumberGenerator()
     private let reader: FrameReader
@@ -65,7 +67,7 @@ final class ClientDriver: SelectorHandler {
         context.schedule(every: .milliseconds(250)) { [unowned self] in self.tick() }
     }
 
-    private var nowMillis: UInt64 { context.now / 1_000_000 }
+    var nowMillis: UInt64 { context.now / 1_000_000 }
     private var configuration: ClientConfiguration { shared.configuration.withLock { $0 } }
 
     // MARK: Connecting
@@ -184,7 +186,7 @@ final class ClientDriver: SelectorHandler {
                         return
                     }
                     guard let frame else { break }
-                    if interceptHistory(frame) { continue }
+                    if interceptHistory(frame) || interceptPresence(frame) { continue }
                     handle(session.receive(frame))
                 }
             }
@@ -265,8 +267,8 @@ final class ClientDriver: SelectorHandler {
 
     // MARK: App requests (arrive through the inbox)
 
-    func want(_ route: Route) {
-        if let frame = session.want(route) { send(frame) }
+    func want(_ route: Route, presenceEvents: Bool = false) {
+        if let frame = session.want(route, presenceEvents: presenceEvents) { send(frame) }
     }
 
     func unwant(_ route: Route) {
@@ -335,7 +337,7 @@ final class ClientDriver: SelectorHandler {
 
     // MARK: Writing
 
-    private func send(_ frame: ClientFrame) {
+    func send(_ frame: ClientFrame) {
         guard transport != nil else { return }
         encodeScratch.clear()
         do {
@@ -428,6 +430,8 @@ final class ClientDriver: SelectorHandler {
         pending.removeAll()
         for (_, completion) in pendingHistory { completion(.failure(error)) }
         pendingHistory.removeAll()
+        for (_, completion) in pendingPresence { completion(.failure(error)) }
+        pendingPresence.removeAll()
         shared.setState(.stopped(reason))
     }
 

@@ -74,6 +74,10 @@ final class ClientShared: Sendable {
     }
     func reportSubscriptionRefused(_ route: Route, _ error: ErrorFrame) { refusalHandler.withLock { $0 }?(route, error) }
 
+    private let presenceHandler = Mutex<(@Sendable (PresenceEvent) -> Void)?>(nil)
+    func onPresenceEvent(_ handler: @escaping @Sendable (PresenceEvent) -> Void) { presenceHandler.withLock { $0 = handler } }
+    func reportPresenceEvent(_ event: PresenceEvent) { presenceHandler.withLock { $0 }?(event) }
+
     func onTokenExpiring(_ handler: @escaping @Sendable (TokenExpiring) -> Void) { tokenHandler.withLock { $0 = handler } }
     func reportTokenExpiring(_ warning: TokenExpiring) { tokenHandler.withLock { $0 }?(warning) }
 

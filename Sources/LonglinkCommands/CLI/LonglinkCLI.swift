@@ -11,6 +11,7 @@ public enum LonglinkCLI {
             ServeCommand.command,
             PublishCommand.command,
             SubscribeCommand.command,
+            PresenceCommand.command,
             SimulateCommand.command,
             OrdersCommand.command,
             MigrateCommand.command,

@@ -27,6 +27,10 @@ public enum BenchCommand {
                      (default: 4 s and 14 s at the rate) of --workloads many-routes (S subscribers each on its own
                      route, 500/s, 128 B) and broadcast (S on one route, 50/s, 64 B); (instructions at B − at A) /
                      (deliveries at B − at A), the ratio, and the callgrind files (--profile-dir) for callgrind_annotate
+            http-publish  --connections keep-alive HTTP connections to the backend API (POST /api/v1/publish), closed
+                     loop; changes/s and request→response latency (with --server: the API's HOST:PORT, LONGLINK_TOKEN)
+            line     one order://taxi/* subscriber while --routes orders change at --rate (default 5,000/s); its own
+                     publish→deliver latency, lost, out of order per order
             Without --server a `longlink serve --store memory` child is started on a free port and stopped
             afterwards. --against redis://HOST:PORT runs the same fan-out through Redis pub/sub in the same
             invocation (alternating, --rounds times) and prints the ratio; --against redis starts a

@@ -58,6 +58,9 @@ public enum ServeCommand {
         if let admin = running.admin, let listen = configuration.metricsListen {
             context.io.err("operations: http://\(listen.host):\(admin.port)/ (metrics, healthz, readyz, admin page and API)")
         }
+        if let api = running.api, let listen = configuration.api.listen {
+            context.io.err("backend API: http://\(listen.host):\(api.port)/api/v1/ (publish, publish/batch, orders)")
+        }
         if security.tokenHint == nil {
             logger.warning("running with --insecure-dev: no authentication, every client is admin")
         }
@@ -103,6 +106,10 @@ public final class RunningGateway: Sendable {
     public let divergences: ShadowDivergenceReporter
     /// The operations surface (metrics, health, admin API), when it listens.
     public let admin: AdminServer?
+    /// The backend HTTP API, when it listens.
+    public let api: APIServer?
+    /// Who is subscribed where (`LocalPresence`, or `RedisPresence` with the Redis broker).
+    public let presence: any PresenceStore
 
     private init(
         gateway: Gateway,
@@ -111,9 +118,13 @@ public final class RunningGateway: Sendable {
         observers: ObserverRegistry,
         loopCount: Int,
         divergences: ShadowDivergenceReporter,
-        admin: AdminServer?
+        admin: AdminServer?,
+        api: APIServer?,
+        presence: any PresenceStore
     ) {
         self.admin = admin
+        self.api = api
+        self.presence = presence
         self.divergences = divergences
         self.gateway = gateway
         self.writer = writer
@@ -173,7 +184,9 @@ public final class RunningGateway: Sendable {
             operationsListen: configuration.metricsListen,
             drainAction: { kill(getpid(), SIGTERM) },
             broker: configuration.broker,
-            redis: redis
+            redis: redis,
+            api: configuration.api.listen.map { ($0, configuration.api.limits) },
+            presence: configuration.presence
         )
     }
 
@@ -190,7 +203,9 @@ public final class RunningGateway: Sendable {
         operationsListen: HostPort? = nil,
         drainAction: (@Sendable () -> Void)? = nil,
         broker brokerChoice: BrokerChoice = .local,
-        redis: RedisSettings = RedisSettings()
+        redis: RedisSettings = RedisSettings(),
+        api apiListen: (HostPort, APIServer.Configuration)? = nil,
+        presence presenceSettings: ServePresenceConfiguration = ServePresenceConfiguration()
     ) throws -> RunningGateway {
         let reporter = ShadowDivergenceReporter(logger: logger.labeled("shadow"))
         let observers = ObserverRegistry(logger: logger)
@@ -231,6 +246,16 @@ public final class RunningGateway: Sendable {
             throw CommandFailure("cannot open store \(primary): \(error)")
         }
         let loops = gatewayConfiguration.loopCount
+        let presence: any PresenceStore
+        do {
+            presence = try presenceSettings.make(
+                broker: brokerChoice, redis: redis, nodeID: gatewayConfiguration.peer.nodeID, logger: logger
+            )
+        } catch {
+            broker.shutdown()
+            writer.shutdown()
+            throw error
+        }
         let gateway = Gateway(
             configuration: gatewayConfiguration,
             codec: ProtobufFrameCodec(),
@@ -238,7 +263,8 @@ public final class RunningGateway: Sendable {
             broker: broker,
             authorizer: authorizer,
             logger: logger.labeled("gateway"),
-            counters: counters
+            counters: counters,
+            presence: presence
         )
         try broker.start(delivering: gateway.delivery)
         do {
@@ -278,6 +304,19 @@ public final class RunningGateway: Sendable {
             }
             admin = server
         }
+        var api: APIServer?
+        if let (listen, limits) = apiListen {
+            do {
+                api = try ServeAPI.start(listen, limits: limits, gateway: gateway, writer: writer, authorizer: authorizer, logger: logger)
+            } catch {
+                admin?.stop()
+                gateway.drain()
+                gateway.stop()
+                broker.shutdown()
+                writer.shutdown()
+                throw error
+            }
+        }
         let running = RunningGateway(
             gateway: gateway,
             writer: writer,
@@ -285,7 +324,9 @@ public final class RunningGateway: Sendable {
             observers: observers,
             loopCount: loops,
             divergences: reporter,
-            admin: admin
+            admin: admin,
+            api: api,
+            presence: presence
         )
         admin?.markReady()
         return running
@@ -296,7 +337,9 @@ public final class RunningGateway: Sendable {
         admin?.markDraining()
         gateway.drain()
         admin?.stop()
+        api?.stop()
         gateway.stop()
+        presence.shutdown()
         writer.shutdown()
         observers.waitUntilDelivered()
         broker.shutdown()

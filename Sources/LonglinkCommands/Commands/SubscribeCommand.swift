@@ -10,7 +10,7 @@ public enum SubscribeCommand {
     public static let command = Command(
         name: "subscribe",
         summary: "print every change on one or more routes, reconnecting by itself",
-        usage: "ROUTE... [--json] [--count N] [--duration D]",
+        usage: "ROUTE... [--json] [--count N] [--duration D]   (ROUTE: order://taxi/8812, or order://taxi/* for the whole line)",
         details: ClientExitCode.help,
         options: ClientOptions.specs + [
             OptionSpec("json", kind: .flag, help: "print JSON lines"),
@@ -22,7 +22,7 @@ public enum SubscribeCommand {
         var routes: [Route] = []
         for text in options.positionals {
             do {
-                routes.append(try RouteRegistry.standard.route(parsing: text))
+                routes.append(try RouteRegistry.standard.subscriptionRoute(parsing: text))  // also `order://taxi/*`
             } catch {
                 throw CommandLineError("\(error)")
             }

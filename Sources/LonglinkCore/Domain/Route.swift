@@ -12,7 +12,7 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// UTF-8 length of the namespace.
     private let namespaceLength: UInt8
 
-    private init(scheme: String, namespace: String, key: String) {
+    init(scheme: String, namespace: String, key: String) {
         // Copied part by part: a record's route is built on the fan-out path, where interpolation cost ~1,500
         // instructions per record.
         var parts = (scheme, namespace, key)

@@ -82,6 +82,7 @@ enum AdminPage {
       <button>show</button>
     </form>
     <div id="snapshot" class="muted">Enter a business line and an order id.</div>
+    <div id="presence" class="muted"></div>
     <div class="scroll"><table id="history"><thead><tr><th>offset</th><th>from → to</th><th>time</th><th>fields</th></tr></thead><tbody></tbody></table></div>
   </section>
   <section class="wide">
@@ -191,6 +192,13 @@ async function lookup(line, order) {
   } catch (error) {
     $("#snapshot").replaceChildren(el("span", { "class": "error" }, error.message));
     $("#history tbody").replaceChildren();
+  }
+  try {
+    const p = await api("/admin/presence?route=" + encodeURIComponent("order://" + line + "/" + order));
+    const who = p.counts_only ? "(counts only)" : p.members.map((m) => m.user + " via " + (m.client || "?") + " (" + m.connection + " on " + m.node + ", since " + time(m.since_ms) + ")").join(", ");
+    $("#presence").textContent = "subscribed now: " + p.count + " connection(s), " + p.users + " user(s) " + who;
+  } catch (error) {
+    $("#presence").replaceChildren(el("span", { "class": "error" }, error.message));
   }
 }
 $("#lookup").addEventListener("submit", (e) => { e.preventDefault(); lookup($("#lookup-line").value, $("#lookup-order").value); });

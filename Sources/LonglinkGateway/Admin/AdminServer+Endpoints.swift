@@ -20,6 +20,7 @@ extension AdminServer {
         case ("GET", "tap"): return tap(request, exchange)
         case ("POST", "publish"): return publish(request, exchange, principal: principal)
         case ("GET", "orders"): return order(line: path[1], id: path[2], exchange)
+        case ("GET", "presence"): return presence(request, exchange)
         case ("POST", "drain"): return drain()
         case ("GET", "stats"): return .json(stats())
         case ("GET", "routes"): return routes(request, exchange)

@@ -15,6 +15,7 @@ import Synchronization
 ///     GET  /admin/tap?route=&line=&state=&recent=   Server-Sent Events, one `data: {json}` per stored record
 ///     POST /admin/publish                    {"order","line","state", fields..., "idempotency_key"}
 ///     GET  /admin/orders/{line}/{id}         snapshot and retained history
+///     GET  /admin/presence?route=            who is subscribed to a route, over every node
 ///     POST /admin/drain                      drain the node (as SIGTERM does)
 ///     GET  /admin/stats, /admin/routes?limit=   counters and top routes (for the page)
 ///     GET|PUT /admin/log-level               {"level": "debug"}
@@ -205,7 +206,7 @@ public final class AdminServer: Sendable {
         }
         guard segments[0] == "admin" else { return [] }
         switch Array(segments.dropFirst()) {
-        case ["connections"], ["tap"], ["stats"], ["routes"], ["toggles"]: return ["GET"]
+        case ["connections"], ["tap"], ["stats"], ["routes"], ["toggles"], ["presence"]: return ["GET"]
         case ["publish"], ["drain"]: return ["POST"]
         case ["log-level"]: return ["GET", "PUT"]
         case let rest where rest.count == 3 && rest[0] == "connections" && rest[2] == "disconnect": return ["POST"]

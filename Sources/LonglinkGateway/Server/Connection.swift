@@ -201,6 +201,8 @@ final class Connection: SelectorHandler {
                 owner.publish(change, from: self, requestID: requestID, wantsReceipts: wantsReceipts)
             case .acknowledged(let route, let offset):
                 owner.acknowledged(route, offset: offset, by: self)
+            case .presence(let route, let requestID):
+                owner.presence(of: route, for: self, requestID: requestID)
             case .close(let disconnect):
                 guard !closeAfterFlush else { continue }  // already closing (e.g. cut as slow by an earlier send)
                 owner.shared.counters.recordDisconnect(disconnect.code)
@@ -239,8 +241,9 @@ final class Connection: SelectorHandler {
     /// it: `push` carries them to the next subscriber). Returns whether the bytes were queued (the caller counts
     /// pushes once per record, not per subscriber: process-wide atomics per subscriber would be contended cache
     /// lines on the fan-out path).
-    func deliver(_ record: OrderChangeRecord, on route: Route, push: inout LoopGateway.PushBytes) -> Bool {
-        switch peer.deliver(record, on: route) {
+    /// `via` is the subscription that takes it when that is not `route` itself (a line-wide route).
+    func deliver(_ record: OrderChangeRecord, on route: Route, via subscription: Route? = nil, push: inout LoopGateway.PushBytes) -> Bool {
+        switch peer.deliver(record, on: subscription ?? route) {
         case .ignore, .held:
             return false
         case .send:

@@ -32,7 +32,8 @@ public final class Gateway: Sendable {
         authorizer: any Authorizer,
         logger: Logger = .disabled,
         clock: any WallClock = SystemWallClock(),
-        counters: GatewayCounters = GatewayCounters()
+        counters: GatewayCounters = GatewayCounters(),
+        presence: any PresenceStore = LocalPresence()
     ) {
         let shared = GatewayShared(
             configuration: configuration,
@@ -42,7 +43,8 @@ public final class Gateway: Sendable {
             authorizer: authorizer,
             logger: logger,
             counters: counters,
-            clock: clock
+            clock: clock,
+            presence: presence
         )
         self.shared = shared
         self.delivery = GatewayDelivery(shared: shared)

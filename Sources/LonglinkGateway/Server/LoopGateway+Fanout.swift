@@ -15,8 +15,14 @@ extension LoopGateway {
         for (record, route) in zip(records, routes) {
             var push = PushBytes.notEncoded
             var count = 0
-            let subscribers = hub.forEachSubscriber(of: route) { connection in
+            var subscribers = hub.forEachSubscriber(of: route) { connection in
                 if connection.deliver(record, on: route, push: &push) { count += 1 }
+            }
+            // Line-wide subscribers (`order://taxi/*`) get the same bytes: the push names the order's route.
+            for line in hub.lineRoutes where line.lineCovers(route) {
+                subscribers += hub.forEachSubscriber(of: line) { connection in
+                    if connection.deliver(record, on: route, via: line, push: &push) { count += 1 }
+                }
             }
             guard subscribers > 0 else { continue }
             let stamp = record.timestampMillis

@@ -63,6 +63,8 @@ final class LoopGateway {
     private var sweepIndex = 0
     /// Connections whose handshake step waits for the next iteration's budget.
     var deferredHandshakes: [Connection] = []
+    /// This loop's subscriptions that asked for presence events (connection id, route); see `LoopGateway+Presence`.
+    var presenceListeners: Set<PresenceListener> = []
 
     init(context: LoopContext, shared: GatewayShared, listeners specs: [ListenerSpec]) throws(IOError) {
         self.context = context
@@ -238,6 +240,11 @@ final class LoopGateway {
             }
         }
         shared.counters.subscriptions.add(1, ordering: .relaxed)
+        presenceJoined(connection, route)
+        if route.isLineWide {
+            subscribeLineWide(connection, to: route)
+            return
+        }
         if route.kind == .config {
             let loop = context.eventLoop
             let connectionID = connection.id
@@ -295,7 +302,7 @@ final class LoopGateway {
         }
     }
 
-    private func subscribeRead(_ connectionID: UInt64, route: Route, result: Result<SubscribeRead, StoreError>) {
+    func subscribeRead(_ connectionID: UInt64, route: Route, result: Result<SubscribeRead, StoreError>) {
         guard let connection = connections[connectionID], !connection.isClosed else { return }
         switch result {
         case .success(let read):
@@ -316,7 +323,10 @@ final class LoopGateway {
 
     func unsubscribe(_ connection: Connection, from route: Route) {
         let (removed, emptied) = hub.remove(connection, from: route)
-        if removed { shared.counters.subscriptions.subtract(1, ordering: .relaxed) }
+        if removed {
+            shared.counters.subscriptions.subtract(1, ordering: .relaxed)
+            presenceLeft(connection, route)
+        }
         if emptied { try? shared.broker.unsubscribe([route]) }
     }
 

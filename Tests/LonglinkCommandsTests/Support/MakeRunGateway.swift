@@ -10,6 +10,8 @@ final class MakeRunGateway {
     let child: SpawnedCommand
     let port: Int
     let operationsPort: Int
+    /// The backend API's port (`make run` opens it with `--api-listen 127.0.0.1:9180`).
+    let apiPort: Int
 
     /// The environment a shell in `root` gets: no `longlink` on PATH unless `withReleaseOnPath`, as README's
     /// "With PATH=$PWD/.build/release:$PATH" says.
@@ -18,7 +20,8 @@ final class MakeRunGateway {
         return ["PATH": path, "HOME": root.path]
     }
 
-    init() throws {
+    /// `arguments` are added to serve's command line (e.g. API limits).
+    init(arguments: String = "") throws {
         let binary = try #require(longlinkExecutable(), "longlink is not built; run `swift build`")
         root = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: root.path + "/.build/release", withIntermediateDirectories: true)
@@ -32,13 +35,15 @@ final class MakeRunGateway {
         try #require(secret.status == 0, "openssl rand: \(secret.output)")
         child = try SpawnedCommand(
             ["/bin/sh", "-c", "exec .build/release/longlink serve --store memory --secret-file data/dev-secret "
-                + "--listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --loops 1 --drain-period 200ms"],
+                + "--listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --api-listen 127.0.0.1:0 --loops 1 --drain-period 200ms "
+                + arguments],
             environment: ["PATH": "/usr/bin:/bin"],
             directory: root.path,
             outputPath: root.path + "/serve.log"
         )
         operationsPort = try #require(child.waitForNumber(after: "operations: http://127.0.0.1:", seconds: 30), "serve did not start: \(child.output)")
         port = try #require(child.waitForNumber(after: "serving on 127.0.0.1:", seconds: 1), "no port in: \(child.output)")
+        apiPort = try #require(child.waitForNumber(after: "backend API: http://127.0.0.1:", seconds: 5), "no API port in: \(child.output)")
     }
 
     /// Its banner and log so far.
@@ -56,6 +61,13 @@ final class MakeRunGateway {
         )
         let status = run.waitForExit(seconds: seconds)
         return (status, run.output)
+    }
+
+    /// A token minted with `longlink token` and the gateway's secret (`arguments`: --sub, --role, --routes, ...).
+    func token(_ arguments: String) throws -> String {
+        let result = try bash("longlink token --secret-file data/dev-secret --ttl 1h \(arguments)", withReleaseOnPath: true, name: "token")
+        try #require(result.status == 0, "longlink token \(arguments): \(result.output)")
+        return result.output.split(separator: "\n").last.map(String.init) ?? ""
     }
 
     deinit { _ = child.terminate() }
