@@ -49,6 +49,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "LonglinkWebSocket",
+            dependencies: ["LonglinkCore", "LonglinkLoop"],
+            path: "Sources/LonglinkWebSocket",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LonglinkProtobuf",
             dependencies: ["LonglinkCore", "CLonglinkProto"],
             path: "Sources/LonglinkProtobuf",
@@ -111,6 +117,7 @@ let package = Package(
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
                 "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP", "LonglinkJSON", "LonglinkRedis",
+                "LonglinkWebSocket",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -250,6 +257,11 @@ let package = Package(
                 "LonglinkProtobuf", "LonglinkTestSupport",
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkWebSocketTests",
+            dependencies: ["LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -21,6 +21,15 @@ enum ServeBanner {
                 tlsFlags = " (over TLS: --server \(tls.host):\(tlsPort) --tls --ca-file CA.pem)"
             }
         }
+        var index = configuration.security.tlsListen == nil ? 1 : 2
+        let path = configuration.webSocket.path
+        if let ws = configuration.webSocket.listen {
+            listeners += " and WebSocket on ws://\(HostPort(host: ws.host, port: UInt16(running.gateway.port(ofListener: index))))\(path)"
+            index += 1
+        }
+        if let wss = configuration.webSocket.secureListen {
+            listeners += " and wss://\(HostPort(host: wss.host, port: UInt16(running.gateway.port(ofListener: index))))\(path)"
+        }
         var lines = [
             "longlink \(LonglinkVersion.current) serving on \(listeners) "
                 + "(store \(configuration.store)\(configuration.shadowStore.map { ", shadow \($0)" } ?? ""), \(running.loopCount) loops)"

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LonglinkLoop
 import LonglinkProtobuf
+import LonglinkWebSocket
 public import LonglinkStores
 public import LonglinkGateway
 public import LonglinkCore
@@ -143,6 +144,7 @@ public final class RunningGateway: Sendable {
             publishesPerSecond: configuration.security.publishRate,
             publishBurst: configuration.security.publishBurst
         )
+        let webSocket = configuration.webSocket.listeners(tls: security.tls, maxFrameSize: configuration.maxFrameSize)
         let gatewayConfiguration = GatewayConfiguration(
             host: configuration.listen.host,
             port: Int(configuration.listen.port),
@@ -152,10 +154,10 @@ public final class RunningGateway: Sendable {
             outboundLimit: configuration.outboundLimit,
             slowPolicy: configuration.slowPolicy == .coalesce ? .coalesce : .disconnect,
             drainPeriod: configuration.drainPeriod,
-            additionalListeners: configuration.security.listeners(security),
+            additionalListeners: configuration.security.listeners(security) + webSocket.listeners,
             admission: configuration.security.admission
         )
-        return try start(
+        let running = try start(
             gateway: gatewayConfiguration,
             store: primary,
             shadow: shadow,
@@ -168,6 +170,9 @@ public final class RunningGateway: Sendable {
             broker: configuration.broker,
             redis: redis
         )
+        // The admin and example pages are served by the operations listener: same host, another port.
+        if let admin = running.admin { webSocket.origins.trust(port: admin.port) }
+        return running
     }
 
     /// Opens the store(s), starts the writer, the broker and the gateway. `authorizer` checks connect tokens

@@ -74,6 +74,7 @@ extension AdminServer {
             ("outbound_bytes", .int(Int64(info.outboundBytes))),
             ("last_activity_ms_ago", .int(Int64(clamping: info.lastActivityMillisAgo))),
             ("tls", .bool(info.tls)),
+            ("transport", .string(info.transport)),
             ("client", .string(info.client)),
             ("loop", .int(Int64(info.loop))),
         ])

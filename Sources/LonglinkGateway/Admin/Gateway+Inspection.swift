@@ -18,6 +18,8 @@ public struct ConnectionInfo: Sendable, Hashable {
     public var lastActivityMillisAgo: UInt64
     /// Whether it arrived over TLS.
     public var tls: Bool
+    /// Its transport: `tcp`, `tls`, `ws` or `wss`.
+    public var transport: String = "tcp"
     /// The client software's name from `connect`.
     public var client: String
     /// The event loop serving it.
@@ -91,6 +93,7 @@ extension LoopGateway {
                 outboundBytes: connection.queuedBytes,
                 lastActivityMillisAgo: now &- min(now, connection.lastActivityMillis),
                 tls: connection.isTLS,
+                transport: connection.transportName.text,
                 client: connection.peer.clientName,
                 loop: context.eventLoop.id
             )

@@ -35,6 +35,8 @@ final class Connection: SelectorHandler {
     private var coalesced: [Route: OrderChangeRecord] = [:]
     /// Whether the transport is TLS (for inspection and the per-transport connection gauge).
     var isTLS = false
+    /// The transport's name in the admin list and the connection gauge (`tcp`, `tls`, `ws`, `wss`).
+    var transportName = TransportName.tcp
     /// Monotonic ms of the last inbound byte (or of the accept), for inspection.
     private(set) var lastActivityMillis: UInt64 = 0
 
@@ -188,6 +190,10 @@ final class Connection: SelectorHandler {
                 )
                 coalesced.removeAll()
                 send(.disconnect(disconnect))
+                // A message transport closes in its own protocol too (WebSocket: a close frame with the number).
+                if let framer = transport.messageFramer {
+                    enqueue(framer.closeMessage(code: disconnect.code.rawValue, reason: disconnect.reason))
+                }
                 closeAfterFlush = true
                 updateInterest()
                 owner.scheduleFlush(self)
@@ -196,13 +202,13 @@ final class Connection: SelectorHandler {
         }
     }
 
-    /// Encodes a control frame for this connection alone.
+    /// Encodes a control frame for this connection alone (in a message of its own on a message transport).
     func send(_ frame: ServerFrame) {
         guard let bytes = owner.encode(frame) else {
             close(reason: "could not encode \(frame)")
             return
         }
-        enqueue(bytes)
+        enqueue(transport.messageFramer?.message(carrying: bytes) ?? bytes)
     }
 
     /// Queues a record's shared push bytes (encoded once per record per loop, by the first subscriber that takes
@@ -214,7 +220,7 @@ final class Connection: SelectorHandler {
         case .ignore, .held:
             return false
         case .send:
-            guard let bytes = owner.pushBytes(record, on: route, &push) else { return false }
+            guard let bytes = owner.pushBytes(record, on: route, &push, framer: transport.messageFramer) else { return false }
             if !coalesced.isEmpty || outbound.queuedBytes + bytes.count > owner.outboundLimit {
                 overLimit(record, on: route, bytes: bytes)
                 return false
