@@ -261,7 +261,11 @@ let package = Package(
         ),
         .testTarget(
             name: "LonglinkWebSocketTests",
-            dependencies: ["LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport"],
+            dependencies: [
+                "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport", "LonglinkCommands",
+                "LonglinkGateway", "LonglinkStores",
+            ],
+            exclude: ["Scripts"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
