@@ -51,6 +51,9 @@ public enum ServeCommand {
         context.io.err(ServeBanner.text(configuration, running: running, security: security))
         if let admin = running.admin, let listen = configuration.metricsListen {
             context.io.err("operations: http://\(listen.host):\(admin.port)/ (metrics, healthz, readyz, admin page and API)")
+            if let ws = ServeBanner.webSocketURLs(configuration, running: running).ws {
+                context.io.err("example page: http://\(listen.host):\(admin.port)/example#server=\(ws)&order=taxi/8812&token=TOKEN")
+            }
         }
         if security.tokenHint == nil {
             logger.warning("running with --insecure-dev: no authentication, every client is admin")

@@ -8,6 +8,10 @@ enum AdminPage {
     static let contentSecurityPolicy =
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'"
 
+    /// The example page (`/example`): its inline module, the client from this origin, WebSocket connections.
+    static let examplePolicy =
+        "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'"
+
     /// The page's bytes, built once.
     static let bytes: [UInt8] = Array(html.utf8)
 
