@@ -63,6 +63,8 @@ public protocol TransportFactory: Sendable {
     /// The bytes that refuse a connection at accept time (a limit, a drain) in the transport's own protocol,
     /// written in the clear before any handshake; nil sends the gateway's disconnect frame, empty sends nothing.
     func refusal(code: UInt32, reason: String, retryAfterMillis: UInt32) -> [UInt8]?
+    /// The URL path clients open on a transport that has one (WebSocket: `/longlink`); nil for TCP and TLS.
+    var path: String? { get }
 }
 
 extension Transport {
@@ -76,6 +78,7 @@ extension TransportFactory {
     public var isEncrypted: Bool { false }
     public var name: String { isEncrypted ? "tls" : "tcp" }
     public func refusal(code: UInt32, reason: String, retryAfterMillis: UInt32) -> [UInt8]? { nil }
+    public var path: String? { nil }
 }
 
 /// Why a transport failed. A struct over a private enum (Hummingbird's style) so TLS can add kinds without

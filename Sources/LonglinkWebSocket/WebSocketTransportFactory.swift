@@ -19,6 +19,9 @@ public struct WebSocketTransportFactory: TransportFactory {
     /// `ws`, or `wss` over TLS.
     public var name: String { inner.isEncrypted ? "wss" : "ws" }
 
+    /// The endpoint's path.
+    public var path: String? { endpoint.policy.path }
+
     /// A `503 Service Unavailable` with `Retry-After` (whole seconds, rounded up) and the disconnect's number in
     /// `X-Longlink-Disconnect`; nothing over TLS, where no byte can be understood before the handshake.
     public func refusal(code: UInt32, reason: String, retryAfterMillis: UInt32) -> [UInt8]? {

@@ -96,4 +96,34 @@ struct BrowserTests {
 
     @Test("over wss: the same, with Chromium accepting the test certificate by its public key hash")
     func secure() throws { try follow(secure: true) }
+
+    @Test("the admin page follows the order it shows and taps an exact route over its own WebSocket connection")
+    func adminPage() throws {
+        let gateway = try GatewayProcess()
+        let order = "admin-live"
+        for index in 0..<2 { try Self.publish(gateway, order: order, index) }
+        let route = "order://taxi/\(order)"
+        let browser = try Chromium(url: "http://127.0.0.1:\(gateway.adminPort)/admin#token=dev&order=taxi/\(order)&tap=\(route)")
+        defer { browser.stop() }
+        let admin = { (browser: Chromium) in browser.events(prefix: "longlink-admin") }
+        #expect(browser.waitFor { admin($0).contains { $0["type"] as? String == "state" && $0["name"] as? String == "connected" } },
+                "\(browser.log.suffix(3000))")
+        // The page's own connection: a WebSocket client of the gateway, subscribed to the order it shows.
+        var list = ""
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !list.contains("longlink-admin") && ContinuousClock.now < deadline {
+            list = (try? gateway.admin("GET", "/admin/connections?filter=\(route)").text) ?? ""
+            if !list.contains("longlink-admin") { usleep(100_000) }
+        }
+        #expect(list.contains("longlink-admin") && list.contains(#""transport":"ws""#), "\(list)")
+        #expect(browser.waitFor { admin($0).contains { $0["type"] as? String == "order" && $0["kind"] as? String == "snapshot" } })
+        for index in 2..<4 { try Self.publish(gateway, order: order, index) }
+        #expect(browser.waitFor { admin($0).filter { $0["type"] as? String == "tap" }.count == 2 }, "\(admin(browser))")
+        #expect(browser.waitFor { admin($0).filter { $0["type"] as? String == "order" && $0["kind"] as? String == "change" }.count == 2 })
+        let taps = admin(browser).filter { $0["type"] as? String == "tap" }
+        #expect(taps.compactMap { $0["offset"] as? Int } == [3, 4])
+        #expect(taps.compactMap { $0["state"] as? String } == ["driver_assigned", "driver_arriving"])
+        let orderChanges = admin(browser).filter { $0["type"] as? String == "order" && $0["kind"] as? String == "change" }
+        #expect(orderChanges.compactMap { $0["offset"] as? Int } == [3, 4])
+    }
 }

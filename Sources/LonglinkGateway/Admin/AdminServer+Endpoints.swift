@@ -252,6 +252,11 @@ extension AdminServer {
             ("slow_disconnects", .int(Int64(stats.slowDisconnects))),
             ("recoveries", .int(Int64(stats.recoveries))),
             ("tap_clients", .int(Int64(tapClients.load(ordering: .relaxed)))),
+            ("listeners", .array(gateway.listeners.map { listener in
+                var members: [(String, JSONValue)] = [("transport", .string(listener.transport)), ("port", .int(Int64(listener.port)))]
+                if let path = listener.path { members.append(("path", .string(path))) }
+                return .object(members)
+            })),
         ])
     }
 

@@ -48,10 +48,13 @@ final class Chromium {
     /// Everything Chromium logged.
     var log: String { (try? String(contentsOfFile: directory + "/chromium.err", encoding: .utf8)) ?? "" }
 
-    /// The page's `longlink {json}` console lines, decoded, in order.
-    var events: [[String: Any]] {
+    /// The example page's `longlink {json}` console lines, decoded, in order.
+    var events: [[String: Any]] { events(prefix: "longlink") }
+
+    /// The page's `<prefix> {json}` console lines, decoded, in order.
+    func events(prefix: String) -> [[String: Any]] {
         log.split(separator: "\n").compactMap { line -> [String: Any]? in
-            guard line.contains(":CONSOLE"), let start = line.range(of: "\"longlink "), let end = line.range(of: "\", source:", options: .backwards),
+            guard line.contains(":CONSOLE"), let start = line.range(of: "\"\(prefix) "), let end = line.range(of: "\", source:", options: .backwards),
                 start.upperBound <= end.lowerBound
             else { return nil }
             return try? JSONSerialization.jsonObject(with: Data(line[start.upperBound..<end.lowerBound].utf8)) as? [String: Any]
