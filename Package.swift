@@ -82,7 +82,7 @@ let package = Package(
             name: "LonglinkBench",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkRedis",
-                "LonglinkOpenSSL",
+                "LonglinkOpenSSL", "LonglinkWebSocket",
             ],
             path: "Sources/LonglinkBench",
             swiftSettings: swiftSettings

@@ -27,28 +27,56 @@ public struct WebSocketFrameDecoder: Sendable {
         case close(WebSocketCloseCode?, String)
     }
 
-    /// Header bytes of a frame that straddles two reads (empty, holding no storage, otherwise).
-    private var stash: [UInt8] = []
-    /// Payload of the control frame being received.
-    private var controlPayload: [UInt8] = []
+    /// Header bytes of a frame that straddles two reads, or the payload of the control frame being received
+    /// (never both: a header is complete before its payload starts); empty, holding no storage, otherwise.
+    /// The decoder is per connection, so it is kept small (24 bytes).
+    private var partial: [UInt8] = []
     /// Payload bytes of the current frame not received yet.
-    private var remaining: UInt64 = 0
+    private var remaining: UInt32 = 0
     /// Bytes received so far of the current message (all its fragments).
-    private var messageSize: UInt64 = 0
+    private var messageSize: UInt32 = 0
     /// The current frame's masking key (its first byte in the low bits), and where in it the next payload byte is.
     private var mask: UInt32 = 0
     private var maskIndex: UInt8 = 0
     /// The current frame's opcode, while its payload is being received.
     private var opcode: UInt8 = 0
-    private var finalFrame = false
-    private var inPayload = false
-    /// A fragmented data message is open (its first frame was not final).
-    private var inMessage = false
-    /// A close frame was received: nothing more is decoded.
-    public private(set) var closeReceived = false
+    private var flags: Flags
 
-    /// A decoder at the start of a stream.
-    public init() {}
+    private struct Flags: OptionSet, Sendable {
+        let rawValue: UInt8
+        /// The current frame is its message's last.
+        static let finalFrame = Flags(rawValue: 1)
+        /// The current frame's header is done; its payload is being received.
+        static let inPayload = Flags(rawValue: 2)
+        /// A fragmented data message is open (its first frame was not final).
+        static let inMessage = Flags(rawValue: 4)
+        /// A close frame was received: nothing more is decoded.
+        static let closeReceived = Flags(rawValue: 8)
+        /// Decoding a server's frames (a client's side): they must not be masked.
+        static let serverFrames = Flags(rawValue: 16)
+    }
+
+    /// A close frame was received: nothing more is decoded.
+    public var closeReceived: Bool { flags.contains(.closeReceived) }
+    private var inPayload: Bool {
+        get { flags.contains(.inPayload) }
+        set { if newValue { flags.insert(.inPayload) } else { flags.remove(.inPayload) } }
+    }
+    private var inMessage: Bool {
+        get { flags.contains(.inMessage) }
+        set { if newValue { flags.insert(.inMessage) } else { flags.remove(.inMessage) } }
+    }
+    private var finalFrame: Bool {
+        get { flags.contains(.finalFrame) }
+        set { if newValue { flags.insert(.finalFrame) } else { flags.remove(.finalFrame) } }
+    }
+    private var serverFrames: Bool { flags.contains(.serverFrames) }
+
+    /// A decoder at the start of a stream of client frames (masked), or of server frames (`serverFrames`, unmasked:
+    /// the client side of a connection).
+    public init(serverFrames: Bool = false) {
+        flags = serverFrames ? [.serverFrames] : []
+    }
 
     /// Decodes `bytes` in place. The payload of binary messages ends up in `bytes[0..<n]` (unmasked, in order)
     /// and `n` is returned; control frames are appended to `controls` in order.
@@ -63,40 +91,40 @@ public struct WebSocketFrameDecoder: Sendable {
         var written = 0
         while read < count && !closeReceived {
             if inPayload {
-                let take = Int(min(remaining, UInt64(count - read)))
+                let take = min(Int(remaining), count - read)
                 let key = mask
                 let index = maskIndex
                 if opcode < 0x8 {
                     Self.unmask(from: base + read, to: base + written, count: take, key: key, index: index)
                     written += take
                 } else {
-                    let start = controlPayload.count
-                    controlPayload.append(contentsOf: UnsafeRawBufferPointer(start: base + read, count: take))
-                    controlPayload.withUnsafeMutableBytes { raw in
+                    let start = partial.count
+                    partial.append(contentsOf: UnsafeRawBufferPointer(start: base + read, count: take))
+                    partial.withUnsafeMutableBytes { raw in
                         Self.unmask(from: raw.baseAddress! + start, to: raw.baseAddress! + start, count: take, key: key, index: index)
                     }
                 }
                 maskIndex = UInt8((Int(maskIndex) + take) & 3)
                 read += take
-                remaining -= UInt64(take)
+                remaining -= UInt32(take)
                 if remaining == 0 { try finishFrame(&controls) }
                 continue
             }
-            // A header: parse it straight from the input when it is all there, else through the stash.
-            if stash.isEmpty {
+            // A header: parse it straight from the input when it is all there, else through the partial.
+            if partial.isEmpty {
                 let available = UnsafeRawBufferPointer(start: base + read, count: count - read)
                 if let length = try header(available, maxMessageSize: maxMessageSize) {
                     read += length
                 } else {
-                    stash.append(contentsOf: available)
+                    partial.append(contentsOf: available)
                     read = count
                     continue
                 }
             } else {
-                let previous = stash.count
+                let previous = partial.count
                 let take = min(14 - previous, count - read)
-                stash.append(contentsOf: UnsafeRawBufferPointer(start: base + read, count: take))
-                let header = stash
+                partial.append(contentsOf: UnsafeRawBufferPointer(start: base + read, count: take))
+                let header = partial
                 let parsed = try header.withUnsafeBytes { raw in Result { () throws(WebSocketProtocolError) in
                     try self.header(raw, maxMessageSize: maxMessageSize)
                 } }.get()
@@ -105,7 +133,7 @@ public struct WebSocketFrameDecoder: Sendable {
                     continue
                 }
                 read += length - previous
-                stash = []
+                partial = []
             }
             if remaining == 0 { try finishFrame(&controls) }
         }
@@ -129,7 +157,11 @@ public struct WebSocketFrameDecoder: Sendable {
         case 0x0, 0x1, 0x2, 0x8, 0x9, 0xA: break
         default: throw WebSocketProtocolError(.protocolError, "unknown opcode \(frameOpcode)")
         }
-        guard masked else { throw WebSocketProtocolError(.protocolError, "client frames must be masked") }
+        if serverFrames {
+            guard !masked else { throw WebSocketProtocolError(.protocolError, "server frames must not be masked") }
+        } else {
+            guard masked else { throw WebSocketProtocolError(.protocolError, "client frames must be masked") }
+        }
         if frameOpcode >= 0x8 {
             guard final else { throw WebSocketProtocolError(.protocolError, "a control frame cannot be fragmented") }
             guard lengthCode <= 125 else { throw WebSocketProtocolError(.protocolError, "a control frame carries at most 125 bytes") }
@@ -150,18 +182,20 @@ public struct WebSocketFrameDecoder: Sendable {
             guard length >> 63 == 0 else { throw WebSocketProtocolError(.protocolError, "the most significant bit of a 64-bit length is set") }
         }
         if frameOpcode < 0x8 {
-            guard messageSize + length <= UInt64(maxMessageSize) else {
-                throw WebSocketProtocolError(.messageTooBig, "a message over \(maxMessageSize) bytes")
+            let limit = UInt64(min(maxMessageSize, Int(UInt32.max)))
+            guard UInt64(messageSize) + length <= limit else {
+                throw WebSocketProtocolError(.messageTooBig, "a message over \(limit) bytes")
             }
-            messageSize += length
+            messageSize += UInt32(length)
             inMessage = !final
         }
         let key = 2 + lengthBytes
-        mask = UInt32(bytes[key]) | UInt32(bytes[key + 1]) << 8 | UInt32(bytes[key + 2]) << 16 | UInt32(bytes[key + 3]) << 24
+        mask = masked ? UInt32(bytes[key]) | UInt32(bytes[key + 1]) << 8 | UInt32(bytes[key + 2]) << 16 | UInt32(bytes[key + 3]) << 24 : 0
         maskIndex = 0
         opcode = frameOpcode
         finalFrame = final
-        remaining = length
+        // A data frame fits the message limit (checked above); a control frame carries at most 125 bytes.
+        remaining = UInt32(length)
         inPayload = length > 0
         return headerLength
     }
@@ -173,13 +207,13 @@ public struct WebSocketFrameDecoder: Sendable {
             if finalFrame { messageSize = 0 }
             return
         }
-        let payload = controlPayload
-        controlPayload = []
+        let payload = partial
+        partial = []
         switch opcode {
         case 0x9: controls.append(.ping(payload))
         case 0xA: controls.append(.pong(payload))
         default:
-            closeReceived = true
+            flags.insert(.closeReceived)
             controls.append(try Self.close(payload))
         }
     }
@@ -206,6 +240,11 @@ public struct WebSocketFrameDecoder: Sendable {
         index: UInt8
     ) {
         guard count > 0 else { return }
+        if mask == 0 {
+            // An unmasked (server) frame: only the move towards the front.
+            if source != target { target.copyMemory(from: source, byteCount: count) }
+            return
+        }
         let shift = UInt32(index) * 8
         // The key rotated so that its low byte applies to the first byte here.
         let rotated = shift == 0 ? mask : mask >> shift | mask << (32 - shift)

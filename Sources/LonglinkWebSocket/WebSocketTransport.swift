@@ -22,8 +22,9 @@ public final class WebSocketTransport: Transport {
     /// What only the handshake, a pending control frame or early frame bytes need: allocated while they exist,
     /// so an idle open connection carries none of it.
     private final class Pending {
-        /// The request head read so far.
-        var request = ByteBuffer()
+        /// The request head read so far (1 KiB first: a request is a few hundred bytes, and reads into an
+        /// emptier buffer would ask for 16 KiB per handshake).
+        var request = ByteBuffer(capacity: 1024)
         /// The `101` (or refusal) not yet written.
         var response = OutboundQueue()
         /// Frame bytes the client sent right behind its request head, decoded by the first `read`.
