@@ -29,19 +29,20 @@ public protocol Transport: AnyObject {
     /// Closes the stream and its fd. Deregister from the loop first. Idempotent.
     func close()
     /// For a transport that carries frames in messages of its own protocol (WebSocket), what wraps each encoded
-    /// frame before it is queued; nil for a byte stream (TCP, TLS), whose queue holds the frames themselves.
-    var messageFramer: (any MessageFramer)? { get }
+    /// frame before it is queued; nil for a byte stream (TCP, TLS), whose queue holds the frames themselves. A
+    /// type, not a value: asked for on every delivery, a metatype is two plain words to pass around.
+    var messageFramer: (any MessageFramer.Type)? { get }
 }
 
 /// Wraps encoded frames in the messages of a message-based transport (WebSocket binary messages). The queue of a
 /// connection on such a transport holds whole messages, so `write` passes them through, and a push wrapped once
-/// is shared by every subscriber whose framer is of the same type (framing is a pure function of the frame).
-public protocol MessageFramer: Sendable {
+/// is shared by every subscriber whose framer is the same type (framing is a pure function of the frame).
+public protocol MessageFramer {
     /// One message carrying `frame` (one whole encoded frame).
-    func message(carrying frame: [UInt8]) -> [UInt8]
+    static func message(carrying frame: [UInt8]) -> [UInt8]
     /// The transport's own closing message for a numbered disconnect (WebSocket: a close frame with `code` and
     /// `reason`), queued after the disconnect frame.
-    func closeMessage(code: UInt32, reason: String) -> [UInt8]
+    static func closeMessage(code: UInt32, reason: String) -> [UInt8]
 }
 
 /// Which side of a connection a transport is made for.
@@ -71,7 +72,7 @@ extension Transport {
     /// Unknown: read again until `.wouldBlock`.
     public var lastReadDrained: Bool { false }
     /// A byte stream.
-    public var messageFramer: (any MessageFramer)? { nil }
+    public var messageFramer: (any MessageFramer.Type)? { nil }
 }
 
 extension TransportFactory {

@@ -57,15 +57,13 @@ public enum WebSocketFrameEncoder {
 }
 
 /// Wraps each frame in one binary message: what a WebSocket connection's outbound queue holds.
-public struct WebSocketMessageFramer: MessageFramer {
-    public init() {}
-
-    public func message(carrying frame: [UInt8]) -> [UInt8] {
+public enum WebSocketMessageFramer: MessageFramer {
+    public static func message(carrying frame: [UInt8]) -> [UInt8] {
         WebSocketFrameEncoder.frame(.binary, frame)
     }
 
     /// A close frame whose code is the disconnect's number (3000–3999; anything else becomes 1011).
-    public func closeMessage(code: UInt32, reason: String) -> [UInt8] {
+    public static func closeMessage(code: UInt32, reason: String) -> [UInt8] {
         let closeCode = (3000...4999).contains(code) ? UInt16(code) : WebSocketCloseCode.internalError.rawValue
         return WebSocketFrameEncoder.close(closeCode, reason: reason)
     }

@@ -23,16 +23,23 @@ public struct WebSocketUpgradeRequest: Sendable, Hashable {
     /// The comma-separated tokens of every field called `name`, trimmed and lower-cased (`Connection`,
     /// `Upgrade`; `Sec-WebSocket-Protocol` keeps its case with `lowercased: false`).
     public func tokens(_ name: String, lowercased: Bool = true) -> [String] {
-        values(name).flatMap { value in
-            value.split(separator: ",").map { token in
-                let trimmed = token.trimmingOptionalWhitespace
-                return lowercased ? trimmed.lowercased() : trimmed
+        var tokens: [String] = []
+        for field in fields where field.name == name {
+            for token in field.value.utf8.split(separator: UInt8(ascii: ",")) {
+                var slice = token[...]
+                while let first = slice.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { slice = slice.dropFirst() }
+                while let last = slice.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { slice = slice.dropLast() }
+                guard !slice.isEmpty else { continue }
+                tokens.append(lowercased
+                    ? String(decoding: slice.lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+                    : String(decoding: slice, as: UTF8.self))
             }
-        }.filter { !$0.isEmpty }
+        }
+        return tokens
     }
 
     /// The path part of the target (before `?`).
-    public var path: Substring { target.prefix { $0 != "?" } }
+    public var path: Substring { target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...] }
 }
 
 /// Reads an HTTP/1.1 request head from the bytes received so far (sans-IO: no socket, no state between calls).
@@ -48,61 +55,91 @@ public enum WebSocketHandshakeParser {
     }
 
     /// Parses the head at the front of `bytes`; a head (or a partial head) longer than `maxHeadSize` is refused
-    /// with 431.
+    /// with 431. Works on the bytes (ASCII rules of RFC 9112) and makes Strings only of what it keeps.
     public static func parse(_ bytes: UnsafeRawBufferPointer, maxHeadSize: Int) -> Result {
         guard let end = headEnd(bytes) else {
             return bytes.count > maxHeadSize ? .refused(.headTooLarge(maxHeadSize)) : .incomplete
         }
         guard end <= maxHeadSize else { return .refused(.headTooLarge(maxHeadSize)) }
-        let head = Array(bytes[0..<(end - 4)])
-        if head.contains(0) {
-            return .refused(WebSocketRefusal(status: 400, reason: "the request head holds a NUL byte"))
-        }
-        var lines: [ArraySlice<UInt8>] = []
+        let head = UnsafeRawBufferPointer(rebasing: bytes[0..<(end - 4)])
+        // Lines, CRLF-separated; a bare CR or LF, or a NUL, is refused.
+        var lines: [Range<Int>] = []
         var start = 0
         var index = 0
         while index < head.count {
-            if head[index] == UInt8(ascii: "\r") {
+            switch head[index] {
+            case 0:
+                return .refused(WebSocketRefusal(status: 400, reason: "the request head holds a NUL byte"))
+            case UInt8(ascii: "\r"):
                 guard index + 1 < head.count, head[index + 1] == UInt8(ascii: "\n") else {
                     return .refused(WebSocketRefusal(status: 400, reason: "a bare CR in the request head"))
                 }
-                lines.append(head[start..<index])
+                lines.append(start..<index)
                 index += 2
                 start = index
-            } else if head[index] == UInt8(ascii: "\n") {
+            case UInt8(ascii: "\n"):
                 return .refused(WebSocketRefusal(status: 400, reason: "a bare LF in the request head"))
-            } else {
+            default:
                 index += 1
             }
         }
-        lines.append(head[start..<head.count])
-        guard let requestLine = lines.first.map({ String(decoding: $0, as: UTF8.self) }) else {
-            return .refused(WebSocketRefusal(status: 400, reason: "empty request"))
-        }
-        let parts = requestLine.split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(\.isTokenCharacter), parts[1].hasPrefix("/") else {
+        lines.append(start..<head.count)
+        // Request line: METHOD SP TARGET SP VERSION.
+        let requestLine = lines[0]
+        var spaces: [Int] = []
+        for position in requestLine where head[position] == UInt8(ascii: " ") { spaces.append(position) }
+        guard spaces.count == 2, spaces[0] > requestLine.lowerBound, spaces[1] > spaces[0] + 1,
+            isToken(head, requestLine.lowerBound..<spaces[0]), head[spaces[0] + 1] == UInt8(ascii: "/")
+        else {
             return .refused(WebSocketRefusal(status: 400, reason: "malformed request line"))
         }
-        let version = String(parts[2])
+        let version = text(head, (spaces[1] + 1)..<requestLine.upperBound)
         guard isHTTP11OrLater(version) else {
             return .refused(WebSocketRefusal(status: 400, reason: "the upgrade needs HTTP/1.1, got '\(version.prefix(16))'"))
         }
         var fields: [WebSocketUpgradeRequest.Field] = []
+        fields.reserveCapacity(lines.count - 1)
         for line in lines.dropFirst() {
-            let text = String(decoding: line, as: UTF8.self)
-            guard let colon = text.firstIndex(of: ":") else {
+            guard let colon = line.first(where: { head[$0] == UInt8(ascii: ":") }) else {
                 return .refused(WebSocketRefusal(status: 400, reason: "malformed header line"))
             }
-            let name = text[..<colon]
-            guard !name.isEmpty, name.allSatisfy(\.isTokenCharacter) else {
-                // Also catches obsolete line folding (a line starting with a space) and a space before the colon.
+            // Also catches obsolete line folding (a line starting with a space) and a space before the colon.
+            guard colon > line.lowerBound, isToken(head, line.lowerBound..<colon) else {
                 return .refused(WebSocketRefusal(status: 400, reason: "malformed header name"))
             }
-            let value = text[text.index(after: colon)...].trimmingOptionalWhitespace
-            fields.append(WebSocketUpgradeRequest.Field(name: name.lowercased(), value: value))
+            var valueStart = colon + 1
+            var valueEnd = line.upperBound
+            while valueStart < valueEnd, head[valueStart] == UInt8(ascii: " ") || head[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
+            while valueEnd > valueStart, head[valueEnd - 1] == UInt8(ascii: " ") || head[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
+            fields.append(WebSocketUpgradeRequest.Field(name: text(head, line.lowerBound..<colon, lowercased: true), value: text(head, valueStart..<valueEnd)))
         }
-        let request = WebSocketUpgradeRequest(method: String(parts[0]), target: String(parts[1]), version: version, fields: fields)
+        let request = WebSocketUpgradeRequest(
+            method: text(head, requestLine.lowerBound..<spaces[0]),
+            target: text(head, (spaces[0] + 1)..<spaces[1]),
+            version: version,
+            fields: fields
+        )
         return .complete(request, headLength: end)
+    }
+
+    /// Whether `range` of `bytes` is a non-empty RFC 9110 token (method and header names).
+    private static func isToken(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+        !range.isEmpty && range.allSatisfy { tokenBytes[Int(bytes[$0])] }
+    }
+
+    /// `tchar`s: letters, digits and ``!#$%&'*+-.^_`|~``.
+    private static let tokenBytes: [Bool] = (0..<256).map { byte in
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(UInt8(byte))
+        }
+    }
+
+    /// The text of `range` (lower-cased ASCII letters with `lowercased`).
+    private static func text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, lowercased: Bool = false) -> String {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[range])
+        guard lowercased else { return String(decoding: slice, as: UTF8.self) }
+        return String(decoding: slice.lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// The offset just past the first `\r\n\r\n`, if any.
@@ -127,19 +164,6 @@ public enum WebSocketHandshakeParser {
         let numbers = version.dropFirst(5).split(separator: ".", omittingEmptySubsequences: false)
         guard numbers.count == 2, let major = Int(numbers[0]), let minor = Int(numbers[1]), numbers[1].count <= 3 else { return false }
         return major == 1 && minor >= 1
-    }
-}
-
-extension Character {
-    /// An RFC 9110 `tchar` (method and header names).
-    var isTokenCharacter: Bool {
-        guard let ascii = asciiValue else { return false }
-        switch ascii {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(ascii)
-        }
     }
 }
 

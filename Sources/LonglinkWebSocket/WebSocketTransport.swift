@@ -54,7 +54,7 @@ public final class WebSocketTransport: Transport {
 
     public var lastReadDrained: Bool { drained }
 
-    public var messageFramer: (any MessageFramer)? { WebSocketMessageFramer() }
+    public var messageFramer: (any MessageFramer.Type)? { WebSocketMessageFramer.self }
 
     public var interest: SelectorEvent {
         switch state {

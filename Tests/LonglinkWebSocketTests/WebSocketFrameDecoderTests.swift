@@ -168,7 +168,7 @@ struct WebSocketFrameEncoderTests {
 
     @Test("disconnect codes become close codes with the reason; a long reason is cut on a character boundary")
     func closeMessages() {
-        let framer = WebSocketMessageFramer()
+        let framer = WebSocketMessageFramer.self
         #expect(framer.closeMessage(code: 3002, reason: "slow") == [0x88, 6, 0x0B, 0xBA] + Array("slow".utf8))
         #expect(Array(framer.closeMessage(code: 12, reason: "").prefix(4)) == [0x88, 2, 0x03, 0xF3], "outside 3000–4999: 1011")
         let long = framer.closeMessage(code: 3000, reason: String(repeating: "é", count: 100))

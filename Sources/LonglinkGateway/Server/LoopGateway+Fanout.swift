@@ -50,7 +50,7 @@ extension LoopGateway {
 
     /// The push bytes of `record` for a connection whose transport has `framer` (nil: a byte stream), encoding
     /// and framing them the first time (nil when the record cannot be encoded; logged once).
-    func pushBytes(_ record: OrderChangeRecord, on route: Route, _ push: inout PushBytes, framer: (any MessageFramer)? = nil) -> [UInt8]? {
+    func pushBytes(_ record: OrderChangeRecord, on route: Route, _ push: inout PushBytes, framer: (any MessageFramer.Type)? = nil) -> [UInt8]? {
         guard !push.failed else { return nil }
         let frame: [UInt8]
         if let encoded = push.frame {
@@ -66,7 +66,7 @@ extension LoopGateway {
             push.frame = frame
         }
         guard let framer else { return frame }
-        let type = ObjectIdentifier(Swift.type(of: framer))
+        let type = ObjectIdentifier(framer)
         if let message = push.message, push.messageFramerType == type { return message }
         let message = framer.message(carrying: frame)
         if push.message == nil {
