@@ -80,8 +80,8 @@ public final class WebSocketClientTransport: Transport {
                         }
                         continue
                     }
-                    let head = response.withReadableBytes { String(decoding: $0[0..<end], as: UTF8.self) }
-                    try check(head)
+                    let fields = response.withReadableBytes { Self.responseFields(UnsafeRawBufferPointer(rebasing: $0[0..<end])) }
+                    try check(fields)
                     response.moveReaderIndex(forwardBy: end)
                     early = response.readableArray
                     response = ByteBuffer()
@@ -92,17 +92,37 @@ public final class WebSocketClientTransport: Transport {
         }
     }
 
+    /// The status line (under `""`) and the header fields of a response head, names lower-cased.
+    static func responseFields(_ head: UnsafeRawBufferPointer) -> [String: String] {
+        var fields: [String: String] = [:]
+        var start = 0
+        var first = true
+        while start < head.count {
+            var end = start
+            while end + 1 < head.count && !(head[end] == 13 && head[end + 1] == 10) { end += 1 }
+            if end + 1 >= head.count { end = head.count }
+            let line = UnsafeRawBufferPointer(rebasing: head[start..<end])
+            if first {
+                fields[""] = WebSocketHandshakeParser.asciiString(line, lowercased: false)
+                first = false
+            } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+                var valueStart = colon + 1
+                while valueStart < line.count && line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
+                var valueEnd = line.count
+                while valueEnd > valueStart && (line[valueEnd - 1] == UInt8(ascii: " ") || line[valueEnd - 1] == UInt8(ascii: "\r")) { valueEnd -= 1 }
+                let name = WebSocketHandshakeParser.asciiString(UnsafeRawBufferPointer(rebasing: line[0..<colon]), lowercased: true)
+                fields[name] = WebSocketHandshakeParser.asciiString(UnsafeRawBufferPointer(rebasing: line[valueStart..<valueEnd]), lowercased: false)
+            }
+            start = end + 2
+        }
+        return fields
+    }
+
     /// Checks the upgrade answer: `101`, the accept hash of our key, our sub-protocol.
-    private func check(_ head: String) throws(TransportError) {
-        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: true)
-        let status = lines.first.map(String.init) ?? ""
+    private func check(_ fields: [String: String]) throws(TransportError) {
+        let status = fields[""] ?? ""
         guard status.hasPrefix("HTTP/1.1 101") else {
             throw TransportError(kind: .protocolFailure, reason: "WebSocket upgrade refused: \(status)")
-        }
-        var fields: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingOptionalWhitespace
         }
         guard fields["sec-websocket-accept"] == WebSocketAcceptance.accept(forKey: key) else {
             throw TransportError(kind: .protocolFailure, reason: "WebSocket upgrade: wrong Sec-WebSocket-Accept")

@@ -25,14 +25,22 @@ public struct WebSocketUpgradeRequest: Sendable, Hashable {
     public func tokens(_ name: String, lowercased: Bool = true) -> [String] {
         var tokens: [String] = []
         for field in fields where field.name == name {
-            for token in field.value.utf8.split(separator: UInt8(ascii: ",")) {
-                var slice = token[...]
-                while let first = slice.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { slice = slice.dropFirst() }
-                while let last = slice.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { slice = slice.dropLast() }
-                guard !slice.isEmpty else { continue }
-                tokens.append(lowercased
-                    ? String(decoding: slice.lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
-                    : String(decoding: slice, as: UTF8.self))
+            var value = field.value
+            value.withUTF8 { utf8 in
+                let bytes = UnsafeRawBufferPointer(utf8)
+                var start = 0
+                while start <= bytes.count {
+                    var end = start
+                    while end < bytes.count && bytes[end] != UInt8(ascii: ",") { end += 1 }
+                    var first = start
+                    var last = end
+                    while first < last && (bytes[first] == UInt8(ascii: " ") || bytes[first] == UInt8(ascii: "\t")) { first += 1 }
+                    while last > first && (bytes[last - 1] == UInt8(ascii: " ") || bytes[last - 1] == UInt8(ascii: "\t")) { last -= 1 }
+                    if last > first {
+                        tokens.append(WebSocketHandshakeParser.asciiString(UnsafeRawBufferPointer(rebasing: bytes[first..<last]), lowercased: lowercased))
+                    }
+                    start = end + 1
+                }
             }
         }
         return tokens
@@ -137,9 +145,18 @@ public enum WebSocketHandshakeParser {
 
     /// The text of `range` (lower-cased ASCII letters with `lowercased`).
     private static func text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, lowercased: Bool = false) -> String {
-        let slice = UnsafeRawBufferPointer(rebasing: bytes[range])
-        guard lowercased else { return String(decoding: slice, as: UTF8.self) }
-        return String(decoding: slice.lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        asciiString(UnsafeRawBufferPointer(rebasing: bytes[range]), lowercased: lowercased)
+    }
+
+    /// `bytes` as a String in one copy (invalid UTF-8 is repaired), ASCII letters lower-cased with `lowercased`.
+    static func asciiString(_ bytes: UnsafeRawBufferPointer, lowercased: Bool) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { out in
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                out[index] = lowercased && byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            }
+            return bytes.count
+        }
     }
 
     /// The offset just past the first `\r\n\r\n`, if any.
