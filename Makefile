@@ -67,7 +67,7 @@ run: release
 		echo "make run: created a development token secret in $(DATA_DIR)/dev-secret"; \
 	fi
 	@echo "make run: mint a token with: .build/release/longlink token --secret-file $(DATA_DIR)/dev-secret --sub dev --routes 'order://*' --role admin --ttl 1h"
-	.build/release/longlink serve --store sqlite:$(DATA_DIR)/longlink.sqlite --secret-file $(DATA_DIR)/dev-secret --api-listen 127.0.0.1:9180
+	.build/release/longlink serve --store sqlite:$(DATA_DIR)/longlink.sqlite --secret-file $(DATA_DIR)/dev-secret --api-listen 127.0.0.1:9180 --ws-listen 127.0.0.1:7071
 
 ## test: install, check generated code, build and run the whole suite.
 test: test-deps proto-check

@@ -94,7 +94,7 @@ final class BenchConnection: SelectorHandler {
             throw .io(error)
         }
         self.fd = fd
-        if let factory = endpoint.tls {
+        if let factory = endpoint.transport {
             // Once made, the transport owns the fd (and finishes the TCP connect itself in `handshake()`).
             let transport: any Transport
             do {

@@ -2,6 +2,14 @@ import LonglinkRedis
 
 /// Everything one `longlink bench` invocation asks for, parsed from its flags by `BenchCommand`.
 public struct BenchParameters: Sendable, Hashable {
+    /// How Longlink connections reach the gateway (`--transport`).
+    public enum Transport: String, Sendable, Hashable, CaseIterable, Codable {
+        /// Raw TCP (or TLS with `--tls`) only.
+        case tcp
+        /// Raw TCP first, then WebSocket (`wss` with `--tls`) on the same gateway, in the same run.
+        case ws
+    }
+
     /// The scenarios `longlink bench` runs.
     public enum Scenario: String, Sendable, Hashable, CaseIterable, Codable {
         case connect, fanout, orders, churn, storm, idle, store, codec, profile
@@ -48,6 +56,10 @@ public struct BenchParameters: Sendable, Hashable {
     public var rounds: Int
     /// TLS connections (needs a TLS-capable gateway).
     public var tls: Bool
+    /// `--transport ws`: a WebSocket run after the TCP run.
+    public var transport: Transport = .tcp
+    /// `--ws-server`: the gateway's WebSocket listener (`HOST:PORT`) with `--server` and `--transport ws`.
+    public var webSocketServer: String?
     /// Print the report as JSON on stdout.
     public var json: Bool
     /// Write the time series as CSV here.
@@ -246,6 +258,18 @@ public struct BenchParameters: Sendable, Hashable {
         }
         if !tls && (caFile != nil || insecure) { throw BenchError("--ca-file and --insecure need --tls") }
         if insecure && caFile != nil { throw BenchError("--insecure and --ca-file contradict each other; choose one") }
+        if transport == .ws {
+            guard [.fanout, .connect, .idle].contains(scenario) else {
+                throw BenchError("--transport ws applies to fanout, connect and idle")
+            }
+            guard workers == 1 else { throw BenchError("--transport ws runs in one process (--workers 1)") }
+            if server != nil && webSocketServer == nil {
+                throw BenchError("--transport ws with --server needs --ws-server HOST:PORT (the gateway's --ws-listen or --wss-listen)")
+            }
+            guard publishServer == nil else { throw BenchError("--transport ws does not combine with --publish-server") }
+        } else if webSocketServer != nil {
+            throw BenchError("--ws-server needs --transport ws")
+        }
         if let against, against != "redis", RedisAddress(url: against) == nil {
             throw BenchError("--against expects redis://HOST:PORT, or 'redis' to start a redis-server for the run")
         }

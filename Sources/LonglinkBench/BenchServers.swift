@@ -13,6 +13,8 @@ public struct BenchServer: Sendable {
     public var child: ChildProcess?
     /// The TLS listener, when the benchmark started the gateway with one.
     public var tlsAddress: SocketAddress?
+    /// The WebSocket (or WebSocket-over-TLS) listener, when the benchmark started the gateway with one.
+    public var webSocketAddress: SocketAddress?
     /// The `serve` flags after `--listen` it was started with, when the benchmark started it (for a restart).
     var launchFlags: [String]?
 
@@ -93,6 +95,13 @@ public enum BenchServers {
                 var server = BenchServer(
                     address: try SocketAddress(ipAddress: "127.0.0.1", port: port), pid: child.pid, child: child, tlsAddress: tlsAddress
                 )
+                if flags.contains("--ws-listen") || flags.contains("--wss-listen") {
+                    guard let webSocketPort = webSocketPort(in: text) else {
+                        child.stop()
+                        throw BenchError("the gateway did not report its WebSocket port: \(text)")
+                    }
+                    server.webSocketAddress = try SocketAddress(ipAddress: "127.0.0.1", port: webSocketPort)
+                }
                 server.launchFlags = flags
                 return server
             }
@@ -117,6 +126,15 @@ public enum BenchServers {
     static func tlsPort(in log: String) -> Int? {
         guard let range = log.range(of: " and TLS on ") else { return nil }
         let rest = log[range.upperBound...].prefix { $0 != " " && $0 != "\n" }
+        guard let colon = rest.lastIndex(of: ":") else { return nil }
+        return Int(rest[rest.index(after: colon)...])
+    }
+
+    /// The WebSocket port in serve's banner (`... WebSocket on ws://127.0.0.1:PORT/longlink`, or `and
+    /// wss://127.0.0.1:PORT/longlink`).
+    static func webSocketPort(in log: String) -> Int? {
+        guard let range = log.range(of: "ws://") ?? log.range(of: "wss://") else { return nil }
+        let rest = log[range.upperBound...].prefix { $0 != "/" && $0 != " " && $0 != "\n" }
         guard let colon = rest.lastIndex(of: ":") else { return nil }
         return Int(rest[rest.index(after: colon)...])
     }

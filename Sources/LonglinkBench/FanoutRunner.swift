@@ -17,10 +17,10 @@ enum FanoutSystem: Sendable {
         }
     }
 
-    /// `" over TLS"` for Longlink with `--tls`, else empty (for run labels).
+    /// `" over TLS"`, `" over WebSocket"`, ... for Longlink, empty for plain TCP and Redis (for run labels).
     var transportLabel: String {
         switch self {
-        case .longlink(let endpoint), .orders(let endpoint): endpoint.tls == nil ? "" : " over TLS"
+        case .longlink(let endpoint), .orders(let endpoint): endpoint.label
         case .redis: ""
         }
     }

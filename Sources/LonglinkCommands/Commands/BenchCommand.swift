@@ -40,6 +40,9 @@ public enum BenchCommand {
             the Redis baseline stays plain TCP: hiredis 0.14 has no TLS). --source-addresses 8 (or
             127.0.0.1-127.0.0.8, or a comma list) binds connection i to 127.0.0.(1 + i mod 8) before connecting,
             falling over to the next address on EADDRNOTAVAIL, when one address runs out of ephemeral ports.
+            --transport ws (fanout, connect, idle) runs the scenario over raw TCP, then over WebSocket on the same
+            gateway (wss with --tls; with --server, name its WebSocket listener with --ws-server), and reports the
+            WebSocket run's ratio to TCP (throughput) or its extra bytes per idle connection.
             Every run is bounded by --duration and --timeout; Ctrl-C prints what was measured so far.
             """,
         maximumPositionals: 1,
@@ -77,6 +80,14 @@ public enum BenchCommand {
             configurable: false
         ),
         OptionSpec("tls", kind: .flag, help: "every connection over TLS (own gateway: a throwaway CA and certificate)", configurable: false),
+        OptionSpec(
+            "transport",
+            default: "tcp",
+            valueName: "tcp|ws",
+            help: "ws: after the TCP run, the same over WebSocket on the same gateway (fanout, connect, idle)",
+            configurable: false
+        ),
+        OptionSpec("ws-server", valueName: "HOST:PORT", help: "--transport ws with --server: its WebSocket listener", configurable: false),
         OptionSpec(
             "source-addresses",
             valueName: "N|A-B|LIST",
@@ -170,7 +181,11 @@ public enum BenchCommand {
                 if !workloads.contains(kind) { workloads.append(kind) }
             }
         }
-        let parameters = BenchParameters(
+        let transportText = options.string("transport") ?? "tcp"
+        guard let transport = BenchParameters.Transport(rawValue: transportText) else {
+            throw CommandLineError("--transport must be tcp or ws, got '\(transportText)'")
+        }
+        var parameters = BenchParameters(
             scenario: scenario,
             server: options.string("server"),
             subscribers: try options.int("subscribers") ?? 1_000,
@@ -202,6 +217,8 @@ public enum BenchCommand {
             profileWorkloads: workloads,
             profileDirectory: options.string("profile-dir")
         )
+        parameters.transport = transport
+        parameters.webSocketServer = options.string("ws-server")
         do {
             try parameters.validate()
         } catch {

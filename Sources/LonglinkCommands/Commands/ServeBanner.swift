@@ -22,6 +22,9 @@ enum ServeBanner {
                 tlsFlags = " (over TLS: --server \(tls.host):\(tlsPort) --tls --ca-file CA.pem)"
             }
         }
+        let webSocket = webSocketURLs(configuration, running: running)
+        if let ws = webSocket.ws { listeners += " and WebSocket on \(ws)" }
+        if let wss = webSocket.wss { listeners += " and \(wss)" }
         var lines = [
             "longlink \(LonglinkVersion.current) serving on \(listeners) "
                 + "(store \(configuration.store)\(configuration.shadowStore.map { ", shadow \($0)" } ?? ""), \(running.loopCount) loops)"
@@ -71,6 +74,22 @@ enum ServeBanner {
         var quoted = "'"
         for character in text { quoted += character == "'" ? #"'\''"# : String(character) }
         return quoted + "'"
+    }
+
+    /// The bound `ws://` and `wss://` endpoints (they follow the TLS listener among the additional listeners).
+    static func webSocketURLs(_ configuration: ServeConfiguration, running: RunningGateway) -> (ws: String?, wss: String?) {
+        var index = configuration.security.tlsListen == nil ? 1 : 2
+        let path = configuration.webSocket.path
+        var ws: String?
+        var wss: String?
+        if let listen = configuration.webSocket.listen {
+            ws = "ws://\(HostPort(host: listen.host, port: UInt16(running.gateway.port(ofListener: index))))\(path)"
+            index += 1
+        }
+        if let listen = configuration.webSocket.secureListen {
+            wss = "wss://\(HostPort(host: listen.host, port: UInt16(running.gateway.port(ofListener: index))))\(path)"
+        }
+        return (ws, wss)
     }
 
     /// SIGHUP: re-reads the TLS certificate and key; new connections use them, open ones keep theirs.

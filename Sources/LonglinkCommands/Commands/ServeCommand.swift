@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LonglinkLoop
 import LonglinkProtobuf
+import LonglinkWebSocket
 public import LonglinkStores
 public import LonglinkGateway
 public import LonglinkCore
@@ -57,6 +58,9 @@ public enum ServeCommand {
         context.io.err(ServeBanner.text(configuration, running: running, security: security))
         if let admin = running.admin, let listen = configuration.metricsListen {
             context.io.err("operations: http://\(listen.host):\(admin.port)/ (metrics, healthz, readyz, admin page and API)")
+            if let ws = ServeBanner.webSocketURLs(configuration, running: running).ws {
+                context.io.err("example page: http://\(listen.host):\(admin.port)/example#server=\(ws)&order=taxi/8812&token=TOKEN")
+            }
         }
         if let api = running.api, let listen = configuration.api.listen {
             context.io.err("backend API: http://\(listen.host):\(api.port)/api/v1/ (publish, publish/batch, orders)")
@@ -161,6 +165,7 @@ public final class RunningGateway: Sendable {
             publishesPerSecond: configuration.security.publishRate,
             publishBurst: configuration.security.publishBurst
         )
+        let webSocket = configuration.webSocket.listeners(tls: security.tls, maxFrameSize: configuration.maxFrameSize)
         let gatewayConfiguration = GatewayConfiguration(
             host: configuration.listen.host,
             port: Int(configuration.listen.port),
@@ -170,10 +175,10 @@ public final class RunningGateway: Sendable {
             outboundLimit: configuration.outboundLimit,
             slowPolicy: configuration.slowPolicy == .coalesce ? .coalesce : .disconnect,
             drainPeriod: configuration.drainPeriod,
-            additionalListeners: configuration.security.listeners(security),
+            additionalListeners: configuration.security.listeners(security) + webSocket.listeners,
             admission: configuration.security.admission
         )
-        return try start(
+        let running = try start(
             gateway: gatewayConfiguration,
             store: primary,
             shadow: shadow,
@@ -188,6 +193,9 @@ public final class RunningGateway: Sendable {
             api: configuration.api.listen.map { ($0, configuration.api.limits) },
             presence: configuration.presence
         )
+        // The admin and example pages are served by the operations listener: same host, another port.
+        if let admin = running.admin { webSocket.origins.trust(port: admin.port) }
+        return running
     }
 
     /// Opens the store(s), starts the writer, the broker and the gateway. `authorizer` checks connect tokens

@@ -47,4 +47,5 @@ public enum ServeOptions {
         ),
         OptionSpec("log-format", default: "auto", valueName: "FORMAT", help: "auto (text on a terminal, else JSON lines) | json | text"),
     ] + ServeAPIOptions.specs + ServePresenceOptions.specs + ServeSecurityConfiguration.specs
+        + ServeWebSocketConfiguration.specs
 }

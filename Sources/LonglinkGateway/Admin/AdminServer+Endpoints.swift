@@ -76,6 +76,7 @@ extension AdminServer {
             ("outbound_bytes", .int(Int64(info.outboundBytes))),
             ("last_activity_ms_ago", .int(Int64(clamping: info.lastActivityMillisAgo))),
             ("tls", .bool(info.tls)),
+            ("transport", .string(info.transport)),
             ("client", .string(info.client)),
             ("loop", .int(Int64(info.loop))),
         ])
@@ -255,6 +256,11 @@ extension AdminServer {
             ("slow_disconnects", .int(Int64(stats.slowDisconnects))),
             ("recoveries", .int(Int64(stats.recoveries))),
             ("tap_clients", .int(Int64(tapClients.load(ordering: .relaxed)))),
+            ("listeners", .array(gateway.listeners.map { listener in
+                var members: [(String, JSONValue)] = [("transport", .string(listener.transport)), ("port", .int(Int64(listener.port)))]
+                if let path = listener.path { members.append(("path", .string(path))) }
+                return .object(members)
+            })),
         ])
     }
 

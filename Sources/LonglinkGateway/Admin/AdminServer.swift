@@ -181,6 +181,21 @@ public final class AdminServer: Sendable {
                 body: AdminPage.bytes
             )
         }
+        if segments == ["longlink.js"] {
+            return HTTPResponse(
+                status: .ok,
+                headers: [("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "no-cache")],
+                body: ClientAssets.script
+            )
+        }
+        if segments == ["example"] {
+            return HTTPResponse(
+                status: .ok,
+                headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"),
+                          ("Content-Security-Policy", AdminPage.examplePolicy)],
+                body: ClientAssets.example
+            )
+        }
         switch segments.first {
         case "metrics":
             return HTTPResponse(status: .ok, headers: [("Content-Type", PrometheusText.contentType)], body: Array(metricsText().utf8))
@@ -201,7 +216,7 @@ public final class AdminServer: Sendable {
     static func methods(for segments: [String]) -> [String] {
         switch segments.count {
         case 0: return ["GET"]
-        case 1: return ["metrics", "healthz", "readyz", "admin"].contains(segments[0]) ? ["GET"] : []
+        case 1: return ["metrics", "healthz", "readyz", "admin", "longlink.js", "example"].contains(segments[0]) ? ["GET"] : []
         default: break
         }
         guard segments[0] == "admin" else { return [] }

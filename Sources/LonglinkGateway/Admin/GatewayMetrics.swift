@@ -34,11 +34,16 @@ public enum GatewayMetrics {
         out.family("longlink_build_info", type: "gauge", help: "Build information; always 1.", [([("version", version)], 1)])
         out.gauge("longlink_ready", help: "1 when the node accepts traffic (not starting, not draining, store reachable).", extras.ready ? 1 : 0)
         let tls = counters.tlsConnectionCount
+        let ws = counters.webSocketConnectionCount
+        let wss = counters.secureWebSocketConnectionCount
         out.family(
             "longlink_connections",
             type: "gauge",
             help: "Open client connections by transport.",
-            [([("transport", "tcp")], Double(max(0, stats.connections - tls))), ([("transport", "tls")], Double(tls))]
+            [
+                ([("transport", "tcp")], Double(max(0, stats.connections - tls - ws - wss))), ([("transport", "tls")], Double(tls)),
+                ([("transport", "ws")], Double(ws)), ([("transport", "wss")], Double(wss)),
+            ]
         )
         out.counter("longlink_connections_accepted_total", help: "Client connections accepted since start.", stats.accepted)
         var refusedReasons = counters.refusedByReason

@@ -39,6 +39,8 @@ final class Connection: SelectorHandler {
     private var coalesced: [Route: OrderChangeRecord] = [:]
     /// Whether the transport is TLS (for inspection and the per-transport connection gauge).
     var isTLS = false
+    /// The transport's name in the admin list and the connection gauge (`tcp`, `tls`, `ws`, `wss`).
+    var transportName = TransportName.tcp
     /// Monotonic ms of the last inbound byte (or of the accept), for inspection.
     private(set) var lastActivityMillis: UInt64 = 0
     /// Back-pressure: frames are neither read nor processed until the queue drains (see `Connection+Backpressure`).
@@ -220,18 +222,25 @@ final class Connection: SelectorHandler {
         }
     }
 
-    /// Encodes a control frame for this connection alone.
+    /// Encodes a control frame for this connection alone (in a message of its own on a message transport).
     func send(_ frame: ServerFrame) {
         guard let bytes = owner.encode(frame) else {
             close(reason: "could not encode \(frame)")
             return
         }
-        enqueue(bytes, reply: true)
+        enqueue(transport.messageFramer?.message(carrying: bytes) ?? bytes, reply: true)
     }
 
     /// Queues the disconnect frame, past the limit if need be (after dropping what no write has started on).
     private func queueDisconnect(_ disconnect: Disconnect) {
-        guard !isClosed, !closeAfterFlush, let bytes = owner.encode(.disconnect(disconnect)) else { return }
+        guard !isClosed, !closeAfterFlush, let frame = owner.encode(.disconnect(disconnect)) else { return }
+        var bytes = frame
+        // A message transport carries the frame in one of its messages and closes in its own protocol too
+        // (WebSocket: a close frame with the number and the reason).
+        if let framer = transport.messageFramer {
+            bytes = framer.message(carrying: frame)
+            bytes += framer.closeMessage(code: disconnect.code.rawValue, reason: disconnect.reason)
+        }
         if outbound.queuedBytes + bytes.count > owner.outboundLimit { outbound.removeUnstarted() }
         outbound.appendReply(bytes)
         if !flushScheduled { owner.scheduleFlush(self) }
@@ -247,7 +256,7 @@ final class Connection: SelectorHandler {
         case .ignore, .held:
             return false
         case .send:
-            guard let bytes = owner.pushBytes(record, on: route, &push) else { return false }
+            guard let bytes = owner.pushBytes(record, on: route, &push, framer: transport.messageFramer) else { return false }
             // Under `coalesce`, pushes use the queue up to the high-water mark; the rest is room for replies and
             // pings, so a coalescing subscriber is never cut for a pong on top of its pushes.
             if owner.coalescesSlowReaders && (!coalesced.isEmpty || outbound.queuedBytes + bytes.count > owner.outboundHighWater) {

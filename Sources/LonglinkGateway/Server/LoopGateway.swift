@@ -119,7 +119,7 @@ final class LoopGateway {
         counters.accepted.add(1, ordering: .relaxed)
         if draining || counters.connections.load(ordering: .relaxed) >= shared.configuration.maxConnections {
             counters.recordRefused(draining ? "draining" : "limit")
-            refuse(fd, draining ? .shutdown : .tooManyConnections)
+            refuse(fd, draining ? .shutdown : .tooManyConnections, factory: factory)
             return
         }
         let peerAddress = try? Socket.peerAddress(fd)
@@ -127,7 +127,7 @@ final class LoopGateway {
         if let refusal = shared.admission.admit(address: address) {
             counters.refused.add(1, ordering: .relaxed)
             counters.recordDisconnect(refusal.code)
-            refuse(fd, refusal.code, reason: refusal.reason, retryAfterMillis: refusal.retryAfterMillis)
+            refuse(fd, refusal.code, reason: refusal.reason, retryAfterMillis: refusal.retryAfterMillis, factory: factory)
             return
         }
         let transport: any Transport
@@ -151,29 +151,34 @@ final class LoopGateway {
         }
         connections[id] = connection
         counters.connections.add(1, ordering: .relaxed)
-        if factory.isEncrypted {
-            connection.isTLS = true
-            counters.tlsConnections.add(1, ordering: .relaxed)
-        }
+        connection.isTLS = factory.isEncrypted
+        connection.transportName = TransportName(factory)
+        counters.transportOpened(connection.transportName)
         connection.startHandshake()
     }
 
     /// Answers a connection we will not serve with a numbered disconnect, best effort, and closes it.
     /// The bytes go out in the clear, before any transport handshake: a TLS client sees a failed handshake and
     /// retries later, as it would for any refused connection.
-    private func refuse(_ fd: CInt, _ code: DisconnectCode, reason: String? = nil, retryAfterMillis: UInt32 = 1_000) {
+    /// A transport with its own way of refusing (WebSocket: an HTTP 503) answers in it instead.
+    private func refuse(
+        _ fd: CInt,
+        _ code: DisconnectCode,
+        reason: String? = nil,
+        retryAfterMillis: UInt32 = 1_000,
+        factory: any TransportFactory
+    ) {
         let reason = reason ?? (code == .shutdown ? "server draining" : "connection limit reached")
         let disconnect = Disconnect(code: code, reason: reason, reconnectAfterMillis: retryAfterMillis)
-        if let bytes = encode(.disconnect(disconnect)) {
-            _ = bytes.withUnsafeBytes { try? Socket.write(fd, $0) }
-        }
+        let bytes = factory.refusal(code: code.rawValue, reason: reason, retryAfterMillis: retryAfterMillis) ?? encode(.disconnect(disconnect)) ?? []
+        if !bytes.isEmpty { _ = bytes.withUnsafeBytes { try? Socket.write(fd, $0) } }
         Socket.close(fd)
     }
 
     func connectionClosed(_ connection: Connection, reason: String) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         shared.counters.connections.subtract(1, ordering: .relaxed)
-        if connection.isTLS { shared.counters.tlsConnections.subtract(1, ordering: .relaxed) }
+        shared.counters.transportClosed(connection.transportName)
         shared.admission.release(address: connection.sourceAddress)
         shared.logger.debug(
             "connection closed: \(reason)",
