@@ -49,6 +49,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "LonglinkWebSocket",
+            dependencies: ["LonglinkCore", "LonglinkLoop"],
+            path: "Sources/LonglinkWebSocket",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LonglinkProtobuf",
             dependencies: ["LonglinkCore", "CLonglinkProto"],
             path: "Sources/LonglinkProtobuf",
@@ -76,7 +82,7 @@ let package = Package(
             name: "LonglinkBench",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkRedis",
-                "LonglinkOpenSSL",
+                "LonglinkOpenSSL", "LonglinkWebSocket",
             ],
             path: "Sources/LonglinkBench",
             swiftSettings: swiftSettings
@@ -111,6 +117,7 @@ let package = Package(
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
                 "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP", "LonglinkJSON", "LonglinkRedis",
+                "LonglinkWebSocket",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -259,6 +266,15 @@ let package = Package(
                 "LonglinkProtobuf", "LonglinkTestSupport",
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkWebSocketTests",
+            dependencies: [
+                "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport", "LonglinkCommands",
+                "LonglinkGateway", "LonglinkStores",
+            ],
+            exclude: ["Scripts"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -637,6 +637,51 @@ void   longlink__v1__refresh__free_unpacked
   assert(message->base.descriptor == &longlink__v1__refresh__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   longlink__v1__presence_request__init
+                     (Longlink__V1__PresenceRequest         *message)
+{
+  static const Longlink__V1__PresenceRequest init_value = LONGLINK__V1__PRESENCE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t longlink__v1__presence_request__get_packed_size
+                     (const Longlink__V1__PresenceRequest *message)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t longlink__v1__presence_request__pack
+                     (const Longlink__V1__PresenceRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t longlink__v1__presence_request__pack_to_buffer
+                     (const Longlink__V1__PresenceRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Longlink__V1__PresenceRequest *
+       longlink__v1__presence_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Longlink__V1__PresenceRequest *)
+     protobuf_c_message_unpack (&longlink__v1__presence_request__descriptor,
+                                allocator, len, data);
+}
+void   longlink__v1__presence_request__free_unpacked
+                     (Longlink__V1__PresenceRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &longlink__v1__presence_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   longlink__v1__connected__init
                      (Longlink__V1__Connected         *message)
 {
@@ -1087,7 +1132,142 @@ void   longlink__v1__token_expiring__free_unpacked
   assert(message->base.descriptor == &longlink__v1__token_expiring__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor longlink__v1__client_frame__field_descriptors[8] =
+void   longlink__v1__presence_member__init
+                     (Longlink__V1__PresenceMember         *message)
+{
+  static const Longlink__V1__PresenceMember init_value = LONGLINK__V1__PRESENCE_MEMBER__INIT;
+  *message = init_value;
+}
+size_t longlink__v1__presence_member__get_packed_size
+                     (const Longlink__V1__PresenceMember *message)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_member__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t longlink__v1__presence_member__pack
+                     (const Longlink__V1__PresenceMember *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_member__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t longlink__v1__presence_member__pack_to_buffer
+                     (const Longlink__V1__PresenceMember *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_member__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Longlink__V1__PresenceMember *
+       longlink__v1__presence_member__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Longlink__V1__PresenceMember *)
+     protobuf_c_message_unpack (&longlink__v1__presence_member__descriptor,
+                                allocator, len, data);
+}
+void   longlink__v1__presence_member__free_unpacked
+                     (Longlink__V1__PresenceMember *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &longlink__v1__presence_member__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   longlink__v1__presence_reply__init
+                     (Longlink__V1__PresenceReply         *message)
+{
+  static const Longlink__V1__PresenceReply init_value = LONGLINK__V1__PRESENCE_REPLY__INIT;
+  *message = init_value;
+}
+size_t longlink__v1__presence_reply__get_packed_size
+                     (const Longlink__V1__PresenceReply *message)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t longlink__v1__presence_reply__pack
+                     (const Longlink__V1__PresenceReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t longlink__v1__presence_reply__pack_to_buffer
+                     (const Longlink__V1__PresenceReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Longlink__V1__PresenceReply *
+       longlink__v1__presence_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Longlink__V1__PresenceReply *)
+     protobuf_c_message_unpack (&longlink__v1__presence_reply__descriptor,
+                                allocator, len, data);
+}
+void   longlink__v1__presence_reply__free_unpacked
+                     (Longlink__V1__PresenceReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &longlink__v1__presence_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   longlink__v1__presence_event__init
+                     (Longlink__V1__PresenceEvent         *message)
+{
+  static const Longlink__V1__PresenceEvent init_value = LONGLINK__V1__PRESENCE_EVENT__INIT;
+  *message = init_value;
+}
+size_t longlink__v1__presence_event__get_packed_size
+                     (const Longlink__V1__PresenceEvent *message)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_event__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t longlink__v1__presence_event__pack
+                     (const Longlink__V1__PresenceEvent *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_event__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t longlink__v1__presence_event__pack_to_buffer
+                     (const Longlink__V1__PresenceEvent *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &longlink__v1__presence_event__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Longlink__V1__PresenceEvent *
+       longlink__v1__presence_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Longlink__V1__PresenceEvent *)
+     protobuf_c_message_unpack (&longlink__v1__presence_event__descriptor,
+                                allocator, len, data);
+}
+void   longlink__v1__presence_event__free_unpacked
+                     (Longlink__V1__PresenceEvent *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &longlink__v1__presence_event__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor longlink__v1__client_frame__field_descriptors[9] =
 {
   {
     "ack",
@@ -1185,12 +1365,25 @@ static const ProtobufCFieldDescriptor longlink__v1__client_frame__field_descript
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "presence",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Longlink__V1__ClientFrame, kind_case),
+    offsetof(Longlink__V1__ClientFrame, presence),
+    &longlink__v1__presence_request__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned longlink__v1__client_frame__field_indices_by_name[] = {
   0,   /* field[0] = ack */
   6,   /* field[6] = connect */
   2,   /* field[2] = ping */
   3,   /* field[3] = pong */
+  8,   /* field[8] = presence */
   1,   /* field[1] = publish */
   7,   /* field[7] = refresh */
   4,   /* field[4] = subscribe */
@@ -1199,7 +1392,7 @@ static const unsigned longlink__v1__client_frame__field_indices_by_name[] = {
 static const ProtobufCIntRange longlink__v1__client_frame__number_ranges[1 + 1] =
 {
   { 12, 0 },
-  { 0, 8 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor longlink__v1__client_frame__descriptor =
 {
@@ -1209,14 +1402,14 @@ const ProtobufCMessageDescriptor longlink__v1__client_frame__descriptor =
   "Longlink__V1__ClientFrame",
   "longlink.v1",
   sizeof(Longlink__V1__ClientFrame),
-  8,
+  9,
   longlink__v1__client_frame__field_descriptors,
   longlink__v1__client_frame__field_indices_by_name,
   1,  longlink__v1__client_frame__number_ranges,
   (ProtobufCMessageInit) longlink__v1__client_frame__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor longlink__v1__server_frame__field_descriptors[11] =
+static const ProtobufCFieldDescriptor longlink__v1__server_frame__field_descriptors[13] =
 {
   {
     "push",
@@ -1350,6 +1543,30 @@ static const ProtobufCFieldDescriptor longlink__v1__server_frame__field_descript
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "presence_reply",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Longlink__V1__ServerFrame, kind_case),
+    offsetof(Longlink__V1__ServerFrame, presence_reply),
+    &longlink__v1__presence_reply__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "presence_event",
+    22,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Longlink__V1__ServerFrame, kind_case),
+    offsetof(Longlink__V1__ServerFrame, presence_event),
+    &longlink__v1__presence_event__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned longlink__v1__server_frame__field_indices_by_name[] = {
   9,   /* field[9] = connected */
@@ -1358,16 +1575,19 @@ static const unsigned longlink__v1__server_frame__field_indices_by_name[] = {
   7,   /* field[7] = error */
   1,   /* field[1] = ping */
   2,   /* field[2] = pong */
+  12,   /* field[12] = presence_event */
+  11,   /* field[11] = presence_reply */
   4,   /* field[4] = publish_result */
   0,   /* field[0] = push */
   5,   /* field[5] = subscribed */
   8,   /* field[8] = token_expiring */
   6,   /* field[6] = unsubscribed */
 };
-static const ProtobufCIntRange longlink__v1__server_frame__number_ranges[1 + 1] =
+static const ProtobufCIntRange longlink__v1__server_frame__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 21, 11 },
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor longlink__v1__server_frame__descriptor =
 {
@@ -1377,10 +1597,10 @@ const ProtobufCMessageDescriptor longlink__v1__server_frame__descriptor =
   "Longlink__V1__ServerFrame",
   "longlink.v1",
   sizeof(Longlink__V1__ServerFrame),
-  11,
+  13,
   longlink__v1__server_frame__field_descriptors,
   longlink__v1__server_frame__field_indices_by_name,
-  1,  longlink__v1__server_frame__number_ranges,
+  2,  longlink__v1__server_frame__number_ranges,
   (ProtobufCMessageInit) longlink__v1__server_frame__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -1886,7 +2106,7 @@ const ProtobufCMessageDescriptor longlink__v1__connect__descriptor =
   (ProtobufCMessageInit) longlink__v1__connect__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor longlink__v1__subscribe__field_descriptors[3] =
+static const ProtobufCFieldDescriptor longlink__v1__subscribe__field_descriptors[4] =
 {
   {
     "request_id",
@@ -1924,8 +2144,21 @@ static const ProtobufCFieldDescriptor longlink__v1__subscribe__field_descriptors
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "presence_events",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__Subscribe, presence_events),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned longlink__v1__subscribe__field_indices_by_name[] = {
+  3,   /* field[3] = presence_events */
   0,   /* field[0] = request_id */
   1,   /* field[1] = route */
   2,   /* field[2] = since */
@@ -1933,7 +2166,7 @@ static const unsigned longlink__v1__subscribe__field_indices_by_name[] = {
 static const ProtobufCIntRange longlink__v1__subscribe__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor longlink__v1__subscribe__descriptor =
 {
@@ -1943,7 +2176,7 @@ const ProtobufCMessageDescriptor longlink__v1__subscribe__descriptor =
   "Longlink__V1__Subscribe",
   "longlink.v1",
   sizeof(Longlink__V1__Subscribe),
-  3,
+  4,
   longlink__v1__subscribe__field_descriptors,
   longlink__v1__subscribe__field_indices_by_name,
   1,  longlink__v1__subscribe__number_ranges,
@@ -2253,6 +2486,57 @@ const ProtobufCMessageDescriptor longlink__v1__refresh__descriptor =
   longlink__v1__refresh__field_indices_by_name,
   1,  longlink__v1__refresh__number_ranges,
   (ProtobufCMessageInit) longlink__v1__refresh__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor longlink__v1__presence_request__field_descriptors[2] =
+{
+  {
+    "request_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceRequest, request_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "route",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceRequest, route),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned longlink__v1__presence_request__field_indices_by_name[] = {
+  0,   /* field[0] = request_id */
+  1,   /* field[1] = route */
+};
+static const ProtobufCIntRange longlink__v1__presence_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor longlink__v1__presence_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "longlink.v1.PresenceRequest",
+  "PresenceRequest",
+  "Longlink__V1__PresenceRequest",
+  "longlink.v1",
+  sizeof(Longlink__V1__PresenceRequest),
+  2,
+  longlink__v1__presence_request__field_descriptors,
+  longlink__v1__presence_request__field_indices_by_name,
+  1,  longlink__v1__presence_request__number_ranges,
+  (ProtobufCMessageInit) longlink__v1__presence_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor longlink__v1__connected__field_descriptors[8] =
@@ -3077,6 +3361,263 @@ const ProtobufCMessageDescriptor longlink__v1__token_expiring__descriptor =
   (ProtobufCMessageInit) longlink__v1__token_expiring__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor longlink__v1__presence_member__field_descriptors[5] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceMember, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "client_name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceMember, client_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "connection_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceMember, connection_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "since_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceMember, since_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "node_id",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceMember, node_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned longlink__v1__presence_member__field_indices_by_name[] = {
+  1,   /* field[1] = client_name */
+  2,   /* field[2] = connection_id */
+  4,   /* field[4] = node_id */
+  3,   /* field[3] = since_ms */
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange longlink__v1__presence_member__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor longlink__v1__presence_member__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "longlink.v1.PresenceMember",
+  "PresenceMember",
+  "Longlink__V1__PresenceMember",
+  "longlink.v1",
+  sizeof(Longlink__V1__PresenceMember),
+  5,
+  longlink__v1__presence_member__field_descriptors,
+  longlink__v1__presence_member__field_indices_by_name,
+  1,  longlink__v1__presence_member__number_ranges,
+  (ProtobufCMessageInit) longlink__v1__presence_member__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor longlink__v1__presence_reply__field_descriptors[6] =
+{
+  {
+    "request_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceReply, request_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "route",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceReply, route),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "count",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceReply, count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "users",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceReply, users),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "counts_only",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceReply, counts_only),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "members",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Longlink__V1__PresenceReply, n_members),
+    offsetof(Longlink__V1__PresenceReply, members),
+    &longlink__v1__presence_member__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned longlink__v1__presence_reply__field_indices_by_name[] = {
+  2,   /* field[2] = count */
+  4,   /* field[4] = counts_only */
+  5,   /* field[5] = members */
+  0,   /* field[0] = request_id */
+  1,   /* field[1] = route */
+  3,   /* field[3] = users */
+};
+static const ProtobufCIntRange longlink__v1__presence_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor longlink__v1__presence_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "longlink.v1.PresenceReply",
+  "PresenceReply",
+  "Longlink__V1__PresenceReply",
+  "longlink.v1",
+  sizeof(Longlink__V1__PresenceReply),
+  6,
+  longlink__v1__presence_reply__field_descriptors,
+  longlink__v1__presence_reply__field_indices_by_name,
+  1,  longlink__v1__presence_reply__number_ranges,
+  (ProtobufCMessageInit) longlink__v1__presence_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor longlink__v1__presence_event__field_descriptors[3] =
+{
+  {
+    "route",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceEvent, route),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "joined",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceEvent, joined),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "member",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__PresenceEvent, member),
+    &longlink__v1__presence_member__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned longlink__v1__presence_event__field_indices_by_name[] = {
+  1,   /* field[1] = joined */
+  2,   /* field[2] = member */
+  0,   /* field[0] = route */
+};
+static const ProtobufCIntRange longlink__v1__presence_event__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor longlink__v1__presence_event__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "longlink.v1.PresenceEvent",
+  "PresenceEvent",
+  "Longlink__V1__PresenceEvent",
+  "longlink.v1",
+  sizeof(Longlink__V1__PresenceEvent),
+  3,
+  longlink__v1__presence_event__field_descriptors,
+  longlink__v1__presence_event__field_indices_by_name,
+  1,  longlink__v1__presence_event__number_ranges,
+  (ProtobufCMessageInit) longlink__v1__presence_event__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue longlink__v1__state__enum_values_by_number[14] =
 {
   { "STATE_UNSPECIFIED", "LONGLINK__V1__STATE__STATE_UNSPECIFIED", 0 },
@@ -3129,7 +3670,7 @@ const ProtobufCEnumDescriptor longlink__v1__state__descriptor =
   longlink__v1__state__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue longlink__v1__error_code__enum_values_by_number[19] =
+static const ProtobufCEnumValue longlink__v1__error_code__enum_values_by_number[21] =
 {
   { "ERROR_CODE_UNSPECIFIED", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNSPECIFIED", 0 },
   { "ERROR_CODE_INTERNAL", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_INTERNAL", 100 },
@@ -3143,37 +3684,41 @@ static const ProtobufCEnumValue longlink__v1__error_code__enum_values_by_number[
   { "ERROR_CODE_UNKNOWN_LINE", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_LINE", 405 },
   { "ERROR_CODE_UNKNOWN_ROUTE_KIND", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_ROUTE_KIND", 406 },
   { "ERROR_CODE_MALFORMED_ROUTE", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_MALFORMED_ROUTE", 407 },
+  { "ERROR_CODE_UNKNOWN_STATE", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_STATE", 408 },
   { "ERROR_CODE_ILLEGAL_TRANSITION", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_ILLEGAL_TRANSITION", 409 },
   { "ERROR_CODE_ALREADY_SUBSCRIBED", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_ALREADY_SUBSCRIBED", 410 },
   { "ERROR_CODE_NOT_SUBSCRIBED", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_NOT_SUBSCRIBED", 411 },
   { "ERROR_CODE_TOO_MANY_SUBSCRIPTIONS", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_TOO_MANY_SUBSCRIPTIONS", 412 },
   { "ERROR_CODE_STALE_CHANGE", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_STALE_CHANGE", 413 },
+  { "ERROR_CODE_IDEMPOTENCY_CONFLICT", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_IDEMPOTENCY_CONFLICT", 414 },
   { "ERROR_CODE_INVALID_FIELD", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_INVALID_FIELD", 422 },
   { "ERROR_CODE_RATE_LIMITED", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_RATE_LIMITED", 429 },
 };
 static const ProtobufCIntRange longlink__v1__error_code__value_ranges[] = {
-{0, 0},{100, 1},{400, 4},{409, 12},{422, 17},{429, 18},{0, 19}
+{0, 0},{100, 1},{400, 4},{422, 19},{429, 20},{0, 21}
 };
-static const ProtobufCEnumValueIndex longlink__v1__error_code__enum_values_by_name[19] =
+static const ProtobufCEnumValueIndex longlink__v1__error_code__enum_values_by_name[21] =
 {
-  { "ERROR_CODE_ALREADY_SUBSCRIBED", 13 },
+  { "ERROR_CODE_ALREADY_SUBSCRIBED", 14 },
   { "ERROR_CODE_BAD_REQUEST", 4 },
-  { "ERROR_CODE_ILLEGAL_TRANSITION", 12 },
+  { "ERROR_CODE_IDEMPOTENCY_CONFLICT", 18 },
+  { "ERROR_CODE_ILLEGAL_TRANSITION", 13 },
   { "ERROR_CODE_INTERNAL", 1 },
-  { "ERROR_CODE_INVALID_FIELD", 17 },
+  { "ERROR_CODE_INVALID_FIELD", 19 },
   { "ERROR_CODE_MALFORMED_ROUTE", 11 },
-  { "ERROR_CODE_NOT_SUBSCRIBED", 14 },
+  { "ERROR_CODE_NOT_SUBSCRIBED", 15 },
   { "ERROR_CODE_PERMISSION_DENIED", 7 },
-  { "ERROR_CODE_RATE_LIMITED", 18 },
-  { "ERROR_CODE_STALE_CHANGE", 16 },
+  { "ERROR_CODE_RATE_LIMITED", 20 },
+  { "ERROR_CODE_STALE_CHANGE", 17 },
   { "ERROR_CODE_TIMEOUT", 3 },
   { "ERROR_CODE_TOKEN_EXPIRED", 6 },
-  { "ERROR_CODE_TOO_MANY_SUBSCRIPTIONS", 15 },
+  { "ERROR_CODE_TOO_MANY_SUBSCRIPTIONS", 16 },
   { "ERROR_CODE_UNAUTHORIZED", 5 },
   { "ERROR_CODE_UNAVAILABLE", 2 },
   { "ERROR_CODE_UNKNOWN_LINE", 9 },
   { "ERROR_CODE_UNKNOWN_ORDER", 8 },
   { "ERROR_CODE_UNKNOWN_ROUTE_KIND", 10 },
+  { "ERROR_CODE_UNKNOWN_STATE", 12 },
   { "ERROR_CODE_UNSPECIFIED", 0 },
 };
 const ProtobufCEnumDescriptor longlink__v1__error_code__descriptor =
@@ -3183,11 +3728,11 @@ const ProtobufCEnumDescriptor longlink__v1__error_code__descriptor =
   "ErrorCode",
   "Longlink__V1__ErrorCode",
   "longlink.v1",
-  19,
+  21,
   longlink__v1__error_code__enum_values_by_number,
-  19,
+  21,
   longlink__v1__error_code__enum_values_by_name,
-  6,
+  5,
   longlink__v1__error_code__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };

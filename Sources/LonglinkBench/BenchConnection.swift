@@ -11,6 +11,8 @@ protocol BenchConnectionDelegate: AnyObject {
     func connection(_ connection: BenchConnection, didReceive frame: ServerFrame)
     /// A push arrived; `push` borrows the receive buffer and is valid only during the call.
     func connection(_ connection: BenchConnection, didReceivePush push: PushView)
+    /// A publish was accepted (read in place; a refusal arrives as a decoded frame).
+    func connection(_ connection: BenchConnection, didReceivePublishResult result: PublishResultView)
     /// The connection closed: `error` is nil when `close()` was called, else why it ended.
     func connectionDidClose(_ connection: BenchConnection, error: String?)
 }
@@ -18,11 +20,19 @@ protocol BenchConnectionDelegate: AnyObject {
 extension BenchConnectionDelegate {
     /// Ignores pushes (connections that only connect or publish).
     func connection(_ connection: BenchConnection, didReceivePush push: PushView) {}
+    /// Ignores publish results (connections that do not publish).
+    func connection(_ connection: BenchConnection, didReceivePublishResult result: PublishResultView) {}
 }
 
-/// A lean Longlink client connection for load generation: one fd, one inbound buffer, one outbound queue, frames
-/// through `ProtobufFrameCodec`, on a shared event loop. Thousands of them share one thread, where a
-/// `LonglinkClient` would bring its own. It answers server pings and reports everything else to its delegate.
+/// A lean Longlink client connection for load generation: one fd, one outbound queue, frames through
+/// `ProtobufFrameCodec`, on a shared event loop. Thousands of them share one thread, where a `LonglinkClient` would
+/// bring its own. It answers server pings and reports everything else to its delegate.
+///
+/// The receive path is the load generator's hot path (one read per delivery on many routes): a plain-TCP read goes
+/// into the loop's `BenchReadScratch`, whole frames are handled in place (pushes and accepted publish results are
+/// scanned, not decoded), and only the bytes of an incomplete last frame are kept for the next read. The clock is
+/// read once per read (`receivedAt`), not once per frame. The send path stages pre-encoded frames of one loop
+/// iteration in one array (`send(encoding:)`), queued as one chunk when the iteration flushes.
 ///
 /// With `--tls` the bytes go through a `Transport` from the endpoint's factory (`TLSTransportFactory`: TCP connect
 /// and TLS handshake in `handshake()`, then encrypted reads and writes, its own readiness wishes in `interest`).
@@ -34,19 +44,32 @@ final class BenchConnection: SelectorHandler {
     /// The owner's index for this connection (subscriber number, ...).
     let index: Int
     private unowned let context: LoopContext
-    private weak var delegate: (any BenchConnectionDelegate)?
+    /// Held until the connection closes (a weak reference would give every delegate a side table, and every retain
+    /// of it on the delivery path the slow, out-of-line reference count).
+    private var delegate: (any BenchConnectionDelegate)?
     private let fd: CInt
     /// With TLS: the transport owning `fd`. nil: plain TCP on `fd`.
     private var transport: (any Transport)?
     private var registration: RegistrationID?
     private var state: State
-    private var inbound = ByteBuffer(capacity: 512)
+    /// The loop's receive buffer (plain TCP).
+    private let scratch: BenchReadScratch
+    /// Plain TCP: the bytes of an incomplete frame the last read ended in; `leftoverNeed` is that frame's size.
+    private var leftover: [UInt8] = []
+    private var leftoverNeed = 0
+    /// TLS: the decrypted bytes not yet handled.
+    private var inbound = ByteBuffer()
     private var outbound = OutboundQueue()
+    /// Frames appended by `send(encoding:)` since the last flush.
+    private var staged: [UInt8] = []
     private var flushScheduled = false
+    /// When the last read returned (monotonic ns): the receive time of every frame it held.
+    private(set) var receivedAt: UInt64 = 0
     /// When the connect started (monotonic ns), for connect latency.
     let startedAt: UInt64
     private static let codec = ProtobufFrameCodec()
-    private static let reader = FrameReader(maxFrameSize: 4 << 20)
+    /// The largest frame accepted (the gateway's default `max_frame_size`).
+    private static var maxFrameSize: Int { 4 << 20 }
     private static let pong: [UInt8] = encode(.pong)
 
     /// Starts connecting to `endpoint` (over TLS when it has a factory), then sends `connectFrame` (pre-encoded,
@@ -62,6 +85,7 @@ final class BenchConnection: SelectorHandler {
         self.context = context
         self.delegate = delegate
         self.startedAt = MonotonicClock.nanoseconds()
+        self.scratch = BenchReadScratch.of(context)
         let fd: CInt
         let connected: Bool
         do {
@@ -70,7 +94,7 @@ final class BenchConnection: SelectorHandler {
             throw .io(error)
         }
         self.fd = fd
-        if let factory = endpoint.tls {
+        if let factory = endpoint.transport {
             // Once made, the transport owns the fd (and finishes the TCP connect itself in `handshake()`).
             let transport: any Transport
             do {
@@ -127,8 +151,26 @@ final class BenchConnection: SelectorHandler {
     /// Queues pre-encoded frame bytes (shared, not copied).
     func send(bytes: [UInt8]) {
         guard state != .closed else { return }
+        stageToOutbound()
         outbound.append(bytes)
         if state == .open || state == .handshaking { scheduleFlush() }
+    }
+
+    /// Lets `body` append encoded frames to this iteration's staging array (after anything staged before); they go
+    /// out with the next flush, in order with `send(bytes:)`.
+    func send(encoding body: (inout [UInt8]) -> Void) {
+        guard state != .closed else { return }
+        body(&staged)
+        if state == .open || state == .handshaking { scheduleFlush() }
+    }
+
+    /// Moves the staged frames into the outbound queue as one chunk.
+    private func stageToOutbound() {
+        guard !staged.isEmpty else { return }
+        let capacity = staged.count
+        outbound.append(staged)
+        staged = []
+        staged.reserveCapacity(capacity)
     }
 
     /// Closes the socket (the server sees EOF); the delegate hears `connectionDidClose(error: nil)`.
@@ -174,12 +216,13 @@ final class BenchConnection: SelectorHandler {
     private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
-        context.enqueue { [weak self] in self?.flush() }
+        context.enqueue { self.flush() }  // kept until the job runs; `flush` does nothing once closed
     }
 
     private func flush() {
         flushScheduled = false
         guard state == .open || state == .handshaking else { return }
+        stageToOutbound()
         var interest: SelectorEvent = .read
         if let transport {
             do throws(TransportError) {
@@ -213,31 +256,37 @@ final class BenchConnection: SelectorHandler {
 
     private func readAvailable() {
         for _ in 0..<8 {
+            // An incomplete frame from the last read goes first (copied back: usually a few hundred bytes).
+            let kept = leftover.count
+            if kept > 0 {
+                scratch.reserve(max(leftoverNeed, kept) + 64 * 1024)
+                leftover.withUnsafeBytes { scratch.bytes.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: kept) }
+            }
+            let buffer = scratch.bytes
+            let room = buffer.count - kept
             let result: IOResult<Int>
-            var drained = false
             do {
-                let wanted = inbound.writableBytes >= 1024 ? 1024 : 16 * 1024
-                var outcome: IOResult<Int> = .wouldBlock
-                try inbound.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw throws(IOError) in
-                    outcome = try Socket.read(fd, into: raw)
-                    if case .processed(let count) = outcome {
-                        drained = count < raw.count
-                        return count
-                    }
-                    return 0
-                }
-                result = outcome
+                result = try Socket.read(fd, into: UnsafeMutableRawBufferPointer(start: buffer.baseAddress! + kept, count: room))
             } catch {
                 return shutDown("read: \(Self.reason(error))")
             }
-            guard case .processed(let count) = result else { break }
+            guard case .processed(let count) = result else { return }
             guard count > 0 else { return shutDown("closed by server") }
-            decodeFrames()
+            receivedAt = MonotonicClock.nanoseconds()
+            let total = kept + count
+            let consumed = handleFrames(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: total))
             guard state != .closed else { return }
+            if consumed < total {
+                let tail = UnsafeRawBufferPointer(start: buffer.baseAddress! + consumed, count: total - consumed)
+                leftover = Array(tail)
+                leftoverNeed = Self.frameSize(tail) ?? 0
+            } else if kept > 0 {
+                leftover = []
+                leftoverNeed = 0
+            }
             // A short read emptied the socket; the next bytes fire epoll again (no read just for EAGAIN).
-            if drained { break }
+            if count < room { break }
         }
-        compactInbound()
     }
 
     /// `readAvailable` over a transport (TLS): it decrypts into `inbound`, draining what OpenSSL already holds.
@@ -251,49 +300,58 @@ final class BenchConnection: SelectorHandler {
             }
             guard case .processed(let count) = result else { break }
             guard count > 0 else { return shutDown("closed by server") }
-            decodeFrames()
+            receivedAt = MonotonicClock.nanoseconds()
+            let consumed = inbound.withReadableBytes { bytes in handleFrames(bytes) }
+            inbound.moveReaderIndex(forwardBy: consumed)
             guard state != .closed else { return }
         }
-        compactInbound()
-    }
-
-    private func compactInbound() {
         if inbound.readableBytes == 0 { inbound.clear() } else { inbound.discardReadBytes() }
         if inbound.capacity > 64 * 1024 && inbound.readableBytes == 0 { inbound.shrink(to: 512) }
     }
 
-    /// Splits the inbound bytes into frames in one pass (one buffer access per read, not per frame: the generic
-    /// framing helpers cost a runtime metadata lookup per call across modules). Pushes are read in place (see
-    /// `PushView`); other frames are decoded by the codec; all are handled in arrival order (a `subscribed` with
-    /// missed records must come before the pushes that follow it). Handlers never touch `inbound`.
-    private func decodeFrames() {
+    /// Handles the whole frames at the start of `bytes` in arrival order and returns how many bytes they took.
+    /// Pushes and accepted publish results are read in place (see `PushView`); other frames are decoded by the
+    /// codec (a `subscribed` with missed records must still come before the pushes that follow it). Handlers never
+    /// touch the bytes after the call. A malformed or oversized frame closes the connection.
+    private func handleFrames(_ bytes: UnsafeRawBufferPointer) -> Int {
         var failure: FrameError?
-        let consumed = inbound.withReadableBytes { bytes -> Int in
-            var offset = 0
-            while state != .closed {
-                guard let (length, prefix) = Self.prefix(bytes, at: offset) else { break }
-                if length == 0 || length > Self.reader.maxFrameSize {
-                    failure = length == 0 ? .empty : .oversized(length: UInt64(length), limit: Self.reader.maxFrameSize)
-                    break
-                }
-                guard bytes.count - offset - prefix >= length else { break }
-                let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + prefix)..<(offset + prefix + length)])
-                offset += prefix + length
-                if let delegate, let push = PushView.scan(body) {
+        var offset = 0
+        let delegate = self.delegate
+        while state != .closed {
+            guard let (length, prefix) = Self.prefix(bytes, at: offset) else { break }
+            if length == 0 || length > Self.maxFrameSize {
+                failure = length == 0 ? .empty : .oversized(length: UInt64(length), limit: Self.maxFrameSize)
+                break
+            }
+            guard bytes.count - offset - prefix >= length else { break }
+            let body = UnsafeRawBufferPointer(start: bytes.baseAddress! + offset + prefix, count: length)
+            offset += prefix + length
+            if let delegate {
+                let key = body[0]
+                if key == PushView.frameKey, let push = PushView.scan(body) {
                     delegate.connection(self, didReceivePush: push)
                     continue
                 }
-                do throws(FrameError) {
-                    handle(try Self.codec.decodeServerFrame(body: body))
-                } catch {
-                    failure = error
-                    break
+                if key == PublishResultView.frameKey, let result = PublishResultView.scan(body) {
+                    delegate.connection(self, didReceivePublishResult: result)
+                    continue
                 }
             }
-            return offset
+            do throws(FrameError) {
+                handle(try Self.codec.decodeServerFrame(body: body))
+            } catch {
+                failure = error
+                break
+            }
         }
-        inbound.moveReaderIndex(forwardBy: consumed)
         if let failure { shutDown("bad frame: \(failure)") }
+        return offset
+    }
+
+    /// The whole size (prefix and body) of the frame `bytes` start with, nil while its prefix is incomplete.
+    private static func frameSize(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let (length, prefix) = prefix(bytes, at: 0), length <= maxFrameSize else { return nil }
+        return prefix + length
     }
 
     /// The length prefix at `offset`: body length and prefix size, nil while incomplete (or longer than 10 bytes,
@@ -342,6 +400,10 @@ final class BenchConnection: SelectorHandler {
             Socket.close(fd)
         }
         outbound.removeAll()
+        staged = []
+        leftover = []
+        let delegate = self.delegate
+        self.delegate = nil
         delegate?.connectionDidClose(self, error: error)
     }
 

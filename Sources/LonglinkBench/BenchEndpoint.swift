@@ -2,14 +2,16 @@ import Glibc
 import LonglinkLoop
 import Synchronization
 
-/// Where and how the benchmark's Longlink connections connect: the gateway's address, the client TLS transport
-/// factory with `--tls` (nil: plain TCP on the raw fd), and the loopback source addresses with
-/// `--source-addresses`. Shared by every loop.
+/// Where and how the benchmark's Longlink connections connect: the gateway's address, the client transport
+/// factory with `--tls` or for the WebSocket runs of `--transport ws` (nil: plain TCP on the raw fd), and the
+/// loopback source addresses with `--source-addresses`. Shared by every loop.
 struct BenchEndpoint: Sendable {
     /// The gateway.
     var address: SocketAddress
-    /// With `--tls`: makes the client transport for each connected fd.
-    var tls: (any TransportFactory)?
+    /// With `--tls` or over WebSocket: makes the client transport for each connected fd.
+    var transport: (any TransportFactory)?
+    /// How run labels name the transport: empty for plain TCP, `" over TLS"`, `" over WebSocket"`, ...
+    var label: String = ""
     /// With `--source-addresses`: the local addresses connections bind to before connecting.
     var sources: BenchSources?
 

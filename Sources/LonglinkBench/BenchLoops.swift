@@ -11,7 +11,10 @@ final class BenchLoops: Sendable {
 
     init(threads: Int) throws {
         group = try EventLoopGroup(numberOfThreads: max(1, threads)) { context in
-            context.attach(LoopRecorder())
+            let recorder = LoopRecorder()
+            context.attach(recorder)
+            // Deliveries are counted per loop and added to the shared counter once per iteration, not per delivery.
+            context.addBeforeSleep { recorder.flushDeliveries() }
         }
     }
 
@@ -38,12 +41,13 @@ final class BenchLoops: Sendable {
         return results.withLock { table in group.loops.compactMap { table[$0.id] } }
     }
 
-    /// Merged histograms of every loop's recorder.
+    /// Merged histograms of every loop's recorder (and every delivery recorded so far added to its counter).
     func histograms(resetInterval: Bool = false) -> (total: LatencyHistogram, interval: LatencyHistogram, connect: LatencyHistogram) {
         let parts = collect { context -> (LatencyHistogram, LatencyHistogram, LatencyHistogram) in
             guard let recorder = context.attachment(LoopRecorder.self) else { return (.init(), .init(), .init()) }
+            recorder.flushDeliveries()
             let snapshot = (recorder.latency, recorder.interval, recorder.connect)
-            if resetInterval { recorder.interval.reset() }
+            if resetInterval { recorder.startInterval() }
             return snapshot
         }
         var total = LatencyHistogram()
@@ -66,28 +70,79 @@ final class BenchLoops: Sendable {
 }
 
 /// One loop's measurements. Loop-confined (an attachment of its `LoopContext`).
+///
+/// Recording a delivery is on the load generator's hot path, so it does as little as it can: one histogram update
+/// (the current interval's; the run's total is the earlier intervals merged with it, folded together once per
+/// progress tick), and a plain count that `flushDeliveries` adds to the shared atomic counter once per loop
+/// iteration. The two histograms live in memory the recorder owns, so an update is not an exclusive access to a
+/// class property checked at run time.
 final class LoopRecorder {
-    /// Publish→deliver latency of the whole run.
-    var latency = LatencyHistogram()
+    /// Publish→deliver latency of the intervals before the current one.
+    private let earlier: UnsafeMutablePointer<LatencyHistogram>
     /// Publish→deliver latency since the last progress tick.
-    var interval = LatencyHistogram()
+    private let current: UnsafeMutablePointer<LatencyHistogram>
     /// Connect (TCP + handshake) latency.
     var connect = LatencyHistogram()
     /// When the last delivery arrived (monotonic ns; 0 = none yet).
     var lastDeliveryAt: UInt64 = 0
+    /// Deliveries recorded and not yet added to `unflushedCounters.deliveries`.
+    private var unflushed = 0
+    private var unflushedCounters: BenchCounters?
 
-    /// Records one delivery sent at `sentAt` (monotonic nanoseconds).
-    func recordDelivery(sentAt: UInt64, now: UInt64) {
+    init() {
+        earlier = .allocate(capacity: 1)
+        earlier.initialize(to: LatencyHistogram())
+        current = .allocate(capacity: 1)
+        current.initialize(to: LatencyHistogram())
+    }
+
+    deinit {
+        earlier.deinitialize(count: 1)
+        earlier.deallocate()
+        current.deinitialize(count: 1)
+        current.deallocate()
+    }
+
+    /// Publish→deliver latency of the whole run.
+    var latency: LatencyHistogram {
+        var total = earlier.pointee
+        total.merge(current.pointee)
+        return total
+    }
+
+    /// Publish→deliver latency since the last progress tick.
+    var interval: LatencyHistogram { current.pointee }
+
+    /// Starts a new interval (the current one joins the run's total).
+    func startInterval() {
+        earlier.pointee.merge(current.pointee)
+        current.pointee.reset()
+    }
+
+    /// Records one delivery sent at `sentAt` and received at `now` (monotonic nanoseconds), counted in
+    /// `counters.deliveries` by the next `flushDeliveries`.
+    func recordDelivery(sentAt: UInt64, now: UInt64, counters: BenchCounters) {
+        if counters !== unflushedCounters {
+            flushDeliveries()
+            unflushedCounters = counters
+        }
+        unflushed += 1
         let value = now &- sentAt
-        let latency = value > (1 << 62) ? 0 : value  // a clock step backwards would wrap
-        self.latency.record(latency)
-        interval.record(latency)
+        current.pointee.record(value > (1 << 62) ? 0 : value)  // a clock step backwards would wrap
         lastDeliveryAt = now
     }
 
+    /// Adds the deliveries recorded since the last call to their counter (before the loop sleeps).
+    func flushDeliveries() {
+        guard unflushed > 0 else { return }
+        unflushedCounters?.deliveries.add(unflushed)
+        unflushed = 0
+    }
+
     func resetAll() {
-        latency.reset()
-        interval.reset()
+        flushDeliveries()
+        earlier.pointee.reset()
+        current.pointee.reset()
         connect.reset()
         lastDeliveryAt = 0
     }

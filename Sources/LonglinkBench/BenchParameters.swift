@@ -2,9 +2,21 @@ import LonglinkRedis
 
 /// Everything one `longlink bench` invocation asks for, parsed from its flags by `BenchCommand`.
 public struct BenchParameters: Sendable, Hashable {
+    /// How Longlink connections reach the gateway (`--transport`).
+    public enum Transport: String, Sendable, Hashable, CaseIterable, Codable {
+        /// Raw TCP (or TLS with `--tls`) only.
+        case tcp
+        /// Raw TCP first, then WebSocket (`wss` with `--tls`) on the same gateway, in the same run.
+        case ws
+    }
+
     /// The scenarios `longlink bench` runs.
     public enum Scenario: String, Sendable, Hashable, CaseIterable, Codable {
-        case connect, fanout, orders, churn, storm, idle, store, codec
+        case connect, fanout, orders, churn, storm, idle, store, codec, profile
+        /// The backend HTTP API: `POST /api/v1/publish` over keep-alive connections.
+        case httpPublish = "http-publish"
+        /// One line-wide subscriber (`order://taxi/*`) at `--rate` changes per second.
+        case line
     }
 
     /// The scenario.
@@ -44,6 +56,10 @@ public struct BenchParameters: Sendable, Hashable {
     public var rounds: Int
     /// TLS connections (needs a TLS-capable gateway).
     public var tls: Bool
+    /// `--transport ws`: a WebSocket run after the TCP run.
+    public var transport: Transport = .tcp
+    /// `--ws-server`: the gateway's WebSocket listener (`HOST:PORT`) with `--server` and `--transport ws`.
+    public var webSocketServer: String?
     /// Print the report as JSON on stdout.
     public var json: Bool
     /// Write the time series as CSV here.
@@ -68,6 +84,15 @@ public struct BenchParameters: Sendable, Hashable {
     public var crossNode: [String] = []
     /// store: a Redis or Redis Cluster store also measured behind the `StoreWriter`, without and with `WAIT 1`.
     public var storeURL: String?
+    /// profile: the `longlink` binary whose gateway is measured (nil: the running executable).
+    public var binary: String?
+    /// profile: the two publish counts whose difference gives the per-delivery figure (nil: each workload's own,
+    /// `ProfileWorkload.defaultCounts`).
+    public var profileCounts: [Int]?
+    /// profile: the workloads to measure.
+    public var profileWorkloads: [ProfileWorkload.Kind]
+    /// profile: where the callgrind files go (nil: a new directory under the temporary directory).
+    public var profileDirectory: String?
 
     /// Creates parameters with the documented defaults.
     public init(
@@ -96,7 +121,11 @@ public struct BenchParameters: Sendable, Hashable {
         publishServer: String? = nil,
         caFile: String? = nil,
         insecure: Bool = false,
-        sourceAddresses: [String] = []
+        sourceAddresses: [String] = [],
+        binary: String? = nil,
+        profileCounts: [Int]? = nil,
+        profileWorkloads: [ProfileWorkload.Kind] = ProfileWorkload.Kind.allCases,
+        profileDirectory: String? = nil
     ) {
         self.scenario = scenario
         self.server = server
@@ -124,6 +153,10 @@ public struct BenchParameters: Sendable, Hashable {
         self.caFile = caFile
         self.insecure = insecure
         self.sourceAddresses = sourceAddresses
+        self.binary = binary
+        self.profileCounts = profileCounts
+        self.profileWorkloads = profileWorkloads
+        self.profileDirectory = profileDirectory
     }
 
     /// Parses `--source-addresses`: `N` (127.0.0.1 … 127.0.0.N, N ≤ 254), a range of the last octet
@@ -200,6 +233,19 @@ public struct BenchParameters: Sendable, Hashable {
                 )
             }
         }
+        if scenario == .profile {
+            if let profileCounts, profileCounts.count != 2 || !profileCounts.allSatisfy({ $0 >= 1 }) || profileCounts[0] == profileCounts[1] {
+                throw BenchError("--counts expects two different publish counts, e.g. 2000,7000")
+            }
+            guard subscribers >= 1 else { throw BenchError("bench profile needs at least one subscriber") }
+            guard !profileWorkloads.isEmpty else { throw BenchError("--workloads expects many-routes, broadcast or both") }
+            guard server == nil, against == nil, !tls, workers == 1, sourceAddresses.isEmpty else {
+                throw BenchError(
+                    "bench profile starts its own gateway and redis-server under callgrind (plain TCP, one load process): "
+                        + "--server, --against, --tls, --workers and --source-addresses do not apply"
+                )
+            }
+        }
         if tls && (scenario == .store || scenario == .codec) {
             throw BenchError("--tls applies to the network scenarios (connect, fanout, orders, churn, storm, idle)")
         }
@@ -220,6 +266,7 @@ public struct BenchParameters: Sendable, Hashable {
         if insecure && caFile != nil { throw BenchError("--insecure and --ca-file contradict each other; choose one") }
         if !crossNode.isEmpty {
             guard scenario == .fanout else { throw BenchError("--cross-node applies to the fanout scenario only") }
+            guard transport == .tcp else { throw BenchError("--cross-node measures TCP subscribers: drop --transport ws") }
             guard server == nil, publishServer == nil, against == nil else {
                 throw BenchError("--cross-node starts its own nodes: drop --server, --publish-server and --against")
             }
@@ -232,6 +279,18 @@ public struct BenchParameters: Sendable, Hashable {
             guard RedisAddress(url: storeURL) != nil || RedisClusterAddress(url: storeURL) != nil else {
                 throw BenchError("--store-url expects redis://HOST:PORT[/DB] or redis-cluster://HOST:PORT[,…], got '\(storeURL)'")
             }
+        }
+        if transport == .ws {
+            guard [.fanout, .connect, .idle].contains(scenario) else {
+                throw BenchError("--transport ws applies to fanout, connect and idle")
+            }
+            guard workers == 1 else { throw BenchError("--transport ws runs in one process (--workers 1)") }
+            if server != nil && webSocketServer == nil {
+                throw BenchError("--transport ws with --server needs --ws-server HOST:PORT (the gateway's --ws-listen or --wss-listen)")
+            }
+            guard publishServer == nil else { throw BenchError("--transport ws does not combine with --publish-server") }
+        } else if webSocketServer != nil {
+            throw BenchError("--ws-server needs --transport ws")
         }
         if let against, against != "redis", RedisAddress(url: against) == nil {
             throw BenchError("--against expects redis://HOST:PORT, or 'redis' to start a redis-server for the run")

@@ -7,10 +7,12 @@ import LonglinkCore
 public enum BenchPayload {
     /// The smallest payload: timestamp and sequence.
     public static let minimumSize = 16
+    /// The byte the payload is padded with.
+    static let padding: UInt8 = 0x2E
 
     /// A payload of `size` bytes (at least `minimumSize`) stamped with `timestamp` and `sequence`.
     public static func make(size: Int, timestamp: UInt64, sequence: UInt64) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0x2E, count: Swift.max(size, minimumSize))
+        var bytes = [UInt8](repeating: padding, count: Swift.max(size, minimumSize))
         bytes.withUnsafeMutableBytes { raw in
             raw.storeBytes(of: timestamp.littleEndian, toByteOffset: 0, as: UInt64.self)
             raw.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)

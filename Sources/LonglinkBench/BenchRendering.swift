@@ -21,6 +21,9 @@ public enum BenchRendering {
             if let connect = run.connectLatency {
                 lines.append("  " + pad("connect+handshake", 28) + summary(connect))
             }
+            for file in run.files ?? [] {
+                lines.append("  " + pad("file", 28) + file)
+            }
             for (reason, count) in run.failures.sorted(by: { $0.value > $1.value }) {
                 lines.append("  " + pad("failure", 28) + "\(count) × \(reason)")
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LonglinkLoop
 
 /// The outcome of one `longlink bench` invocation: what ran, on what machine, and the figures of each run.
 /// `--json` prints it (schema `longlink-bench/1`); the table, CSV and SVG are rendered from it.
@@ -97,6 +98,8 @@ public struct BenchRun: Sendable, Codable {
     public var latencyBuckets: [[UInt64]]
     /// The connect-latency histogram's non-empty buckets as `[lowest value ns, count]` (merged over `--workers`).
     public var connectBuckets: [[UInt64]]?
+    /// Files the run wrote (bench profile: the callgrind outputs its figures were read from).
+    public var files: [String]?
 
     /// Creates a run.
     public init(system: String, label: String, figures: [Figure] = []) {
@@ -109,6 +112,7 @@ public struct BenchRun: Sendable, Codable {
         self.series = []
         self.latencyBuckets = []
         self.connectBuckets = nil
+        self.files = nil
     }
 
     /// Stores a connect-latency histogram's summary and buckets.

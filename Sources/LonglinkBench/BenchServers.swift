@@ -13,6 +13,8 @@ public struct BenchServer: Sendable {
     public var child: ChildProcess?
     /// The TLS listener, when the benchmark started the gateway with one.
     public var tlsAddress: SocketAddress?
+    /// The WebSocket (or WebSocket-over-TLS) listener, when the benchmark started the gateway with one.
+    public var webSocketAddress: SocketAddress?
     /// The `serve` flags after `--listen` it was started with, when the benchmark started it (for a restart).
     var launchFlags: [String]?
 
@@ -68,10 +70,19 @@ public enum BenchServers {
         }
     }
 
-    /// Starts `executable serve --listen LISTEN FLAGS` exactly as given (a restart reuses `launchFlags`).
-    static func startGateway(executable: String, flags: [String], listen: String, timeout: Duration) throws -> BenchServer {
+    /// Starts `executable serve --listen LISTEN FLAGS` exactly as given (a restart reuses `launchFlags`). With a
+    /// `wrapper` (e.g. `valgrind --tool=callgrind …`) the child is `wrapper executable serve …`; the wrapper runs the
+    /// gateway in its own process, so the PID is the gateway's.
+    static func startGateway(
+        executable: String,
+        flags: [String],
+        listen: String,
+        timeout: Duration,
+        wrapper: [String] = []
+    ) throws -> BenchServer {
         let log = temporaryPath("longlink-bench-gateway", "log")
-        let child = try ChildProcess(executable: executable, arguments: ["serve", "--listen", listen] + flags, logPath: log)
+        let command = wrapper + [executable, "serve", "--listen", listen] + flags
+        let child = try ChildProcess(executable: command[0], arguments: Array(command.dropFirst()), logPath: log)
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let text = child.log
@@ -84,6 +95,13 @@ public enum BenchServers {
                 var server = BenchServer(
                     address: try SocketAddress(ipAddress: "127.0.0.1", port: port), pid: child.pid, child: child, tlsAddress: tlsAddress
                 )
+                if flags.contains("--ws-listen") || flags.contains("--wss-listen") {
+                    guard let webSocketPort = webSocketPort(in: text) else {
+                        child.stop()
+                        throw BenchError("the gateway did not report its WebSocket port: \(text)")
+                    }
+                    server.webSocketAddress = try SocketAddress(ipAddress: "127.0.0.1", port: webSocketPort)
+                }
                 server.launchFlags = flags
                 return server
             }
@@ -112,21 +130,29 @@ public enum BenchServers {
         return Int(rest[rest.index(after: colon)...])
     }
 
-    /// Starts `redis-server` (from PATH) on a free loopback port without persistence and waits until it answers.
-    public static func startRedis(timeout: Duration = .seconds(10)) throws -> BenchServer {
+    /// The WebSocket port in serve's banner (`... WebSocket on ws://127.0.0.1:PORT/longlink`, or `and
+    /// wss://127.0.0.1:PORT/longlink`).
+    static func webSocketPort(in log: String) -> Int? {
+        guard let range = log.range(of: "ws://") ?? log.range(of: "wss://") else { return nil }
+        let rest = log[range.upperBound...].prefix { $0 != "/" && $0 != " " && $0 != "\n" }
+        guard let colon = rest.lastIndex(of: ":") else { return nil }
+        return Int(rest[rest.index(after: colon)...])
+    }
+
+    /// Starts `redis-server` (from PATH) on a free loopback port without persistence and waits until it answers;
+    /// with a `wrapper` (e.g. `valgrind --tool=callgrind …`) the child is `wrapper redis-server …`.
+    public static func startRedis(timeout: Duration = .seconds(10), wrapper: [String] = []) throws -> BenchServer {
         guard let executable = findExecutable("redis-server") else {
             throw BenchError("redis-server is not installed (Debian package redis-server)")
         }
         let port = try freePort()
         let log = temporaryPath("longlink-bench-redis", "log")
-        let child = try ChildProcess(
-            executable: executable,
-            arguments: [
-                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxclients", "19500",
-                "--client-output-buffer-limit", "pubsub", "0", "0", "0", "--protected-mode", "no",
-            ],
-            logPath: log
-        )
+        let command = wrapper + [
+            executable,
+            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxclients", "19500",
+            "--client-output-buffer-limit", "pubsub", "0", "0", "0", "--protected-mode", "no",
+        ]
+        let child = try ChildProcess(executable: command[0], arguments: Array(command.dropFirst()), logPath: log)
         let address = try SocketAddress(ipAddress: "127.0.0.1", port: port)
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {

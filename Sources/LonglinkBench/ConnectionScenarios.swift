@@ -10,10 +10,19 @@ enum ConnectionScenarios {
         let parameters = context.parameters
         let count = parameters.connections
         try checkFileLimit(count, into: &report)
+        report.runs.append(connectRun(context.endpoint, context: context))
+        if let webSocket = context.webSocketEndpoint, !context.control.isInterrupted {
+            var run = connectRun(webSocket, context: context)
+            WebSocketComparison.annotate(&run, against: report.runs[0], figure: "connections_per_second")
+            report.runs.append(run)
+        }
+    }
+
+    private static func connectRun(_ endpoint: BenchEndpoint, context: ScenarioContext) -> BenchRun {
+        let parameters = context.parameters
+        let count = parameters.connections
         let counters = BenchCounters()
         context.loops.resetRecorders()
-        let endpoint = context.endpoint
-        let tls = endpoint.tls
         let start = MonotonicClock.nanoseconds()
         open(count, loops: context.loops, window: 512) { index, loopContext, settled in
             ConnectProbe(index: index, endpoint: endpoint, context: loopContext, counters: counters, settled: settled)
@@ -24,7 +33,7 @@ enum ConnectionScenarios {
         let elapsed = seconds(from: start, to: MonotonicClock.nanoseconds())
         let serverStats = context.servers.gateway.stats
         closeAll(context.loops)
-        var run = BenchRun(system: "longlink", label: "connect N=\(count)\(tls == nil ? "" : " over TLS")")
+        var run = BenchRun(system: "longlink", label: "connect N=\(count)\(endpoint.label)")
         run.figures = [
             Figure("connections", Double(count)),
             Figure("connected", Double(counters.connected.value)),
@@ -35,7 +44,7 @@ enum ConnectionScenarios {
         if let serverStats { run.figures.append(Figure("server_rss_bytes", Double(serverStats.residentBytes), "B")) }
         run.setConnectLatency(context.loops.histograms().connect)
         run.failures = counters.failureReasons
-        report.runs.append(run)
+        return run
     }
 
     /// `longlink bench idle`: N subscribed connections sit idle; the server's resident memory per connection (RSS
@@ -46,6 +55,11 @@ enum ConnectionScenarios {
         try checkFileLimit(parameters.connections, into: &report)
         let gateway = context.servers.gateway
         report.runs.append(idleRun(.longlink(context.endpoint), context: context, pid: gateway.pid))
+        if let webSocket = context.webSocketEndpoint, !context.control.isInterrupted {
+            var run = idleRun(.longlink(webSocket), context: context, pid: (context.servers.webSocketGateway ?? gateway).pid)
+            WebSocketComparison.annotateIdle(&run, against: report.runs[0])
+            report.runs.append(run)
+        }
         if let redis = context.servers.redis, !context.control.isInterrupted {
             if parameters.tls {
                 report.notes.append("--tls: Longlink idles over TLS; the Redis baseline over plain TCP (Debian's hiredis 0.14 has no TLS)")
@@ -55,7 +69,7 @@ enum ConnectionScenarios {
             report.runs.append(run)
         }
         if let longlink = report.runs.first?.figure("server_bytes_per_connection"),
-            let redis = report.runs.dropFirst().first?.figure("server_bytes_per_connection"), longlink > 0
+            let redis = report.runs.first(where: { $0.system == "redis" })?.figure("server_bytes_per_connection"), longlink > 0
         {
             report.comparison = Comparison(figure: "server_bytes_per_connection", longlink: longlink, redis: redis, ratio: longlink / redis)
         }

@@ -30,8 +30,8 @@ enum CrossNodeScenario {
         let base = "fanout S=\(workload.subscribers) T=\(workload.routes) M=\(workload.messages) R=\(format(workload.rate)) P=\(workload.payload)"
         for _ in 0..<parameters.rounds {
             for pair in pairs where !control.isInterrupted {
-                let subscribers = BenchEndpoint(address: pair.subscribers.address, tls: nil, sources: nil)
-                let publisher = BenchEndpoint(address: pair.publisher.address, tls: nil, sources: nil)
+                let subscribers = BenchEndpoint(address: pair.subscribers.address, transport: nil, sources: nil)
+                let publisher = BenchEndpoint(address: pair.publisher.address, transport: nil, sources: nil)
                 report.runs.append(
                     runner.run(
                         .longlink(subscribers),

@@ -17,10 +17,10 @@ enum FanoutSystem: Sendable {
         }
     }
 
-    /// `" over TLS"` for Longlink with `--tls`, else empty (for run labels).
+    /// `" over TLS"`, `" over WebSocket"`, ... for Longlink, empty for plain TCP and Redis (for run labels).
     var transportLabel: String {
         switch self {
-        case .longlink(let endpoint), .orders(let endpoint): endpoint.tls == nil ? "" : " over TLS"
+        case .longlink(let endpoint), .orders(let endpoint): endpoint.label
         case .redis: ""
         }
     }
@@ -139,7 +139,7 @@ struct FanoutRunner {
         let prepared = control.wait(timeout: timeout) { flags.prepared.load(ordering: .relaxed) || prepareCounters.failed.value > 0 }
         guard prepared, prepareCounters.failed.value == 0 else {
             run.failures = prepareCounters.failureReasons
-            run.failures["publisher not ready", default: 0] += prepared ? 0 : 1
+            if !prepared { run.failures["publisher not ready", default: 0] += 1 }
             return run
         }
 
@@ -229,10 +229,12 @@ struct FanoutRunner {
             }
         }
         if let before = benchBefore, let after = benchAfter, deliveries > 0 {
-            // The load generator shares the machine: its CPU per delivery is what the server cannot use.
-            run.figures.append(
-                Figure("bench_cpu_us_per_delivery", (after.cpuSeconds - before.cpuSeconds) * 1e6 / Double(deliveries), "µs")
-            )
+            // The load generator shares the machine: its CPU per delivery is what the server cannot use. Split like
+            // the server's: its own code, and the kernel's work for its reads, writes and wake-ups.
+            let perDelivery = 1e6 / Double(deliveries)
+            run.figures.append(Figure("bench_cpu_us_per_delivery", (after.cpuSeconds - before.cpuSeconds) * perDelivery, "µs"))
+            run.figures.append(Figure("bench_user_us_per_delivery", (after.userSeconds - before.userSeconds) * perDelivery, "µs"))
+            run.figures.append(Figure("bench_system_us_per_delivery", (after.systemSeconds - before.systemSeconds) * perDelivery, "µs"))
         }
         run.figures += extraFigures?(counters) ?? []
         run.setLatency(histograms.total)

@@ -25,9 +25,13 @@ enum FanoutScenario {
         for _ in 0..<parameters.rounds {
             guard !context.control.isInterrupted else { break }
             let gateway = context.servers.gateway
-            report.runs.append(
-                runner.run(.longlink(context.endpoint), workload: workload, label: label, serverPID: gateway.pid, publishTo: publishTo)
-            )
+            let tcp = runner.run(.longlink(context.endpoint), workload: workload, label: label, serverPID: gateway.pid, publishTo: publishTo)
+            report.runs.append(tcp)
+            if let webSocket = context.webSocketEndpoint, !context.control.isInterrupted {
+                var run = runner.run(.longlink(webSocket), workload: workload, label: label, serverPID: gateway.pid)
+                WebSocketComparison.annotate(&run, against: tcp, figure: "deliveries_per_second")
+                report.runs.append(run)
+            }
             if let redis = context.servers.redis, !context.control.isInterrupted {
                 report.runs.append(runner.run(.redis(redis.address), workload: workload, label: redisLabel, serverPID: redis.pid))
             }
@@ -37,7 +41,7 @@ enum FanoutScenario {
 
     /// Best Longlink round against best Redis round.
     static func compare(_ runs: [BenchRun], figure: String) -> Comparison? {
-        let longlink = runs.filter { $0.system == "longlink" }.compactMap { $0.figure(figure) }.max()
+        let longlink = runs.filter { $0.system == "longlink" && !WebSocketComparison.isWebSocket($0) }.compactMap { $0.figure(figure) }.max()
         let redis = runs.filter { $0.system == "redis" }.compactMap { $0.figure(figure) }.max()
         guard let longlink, let redis, redis > 0 else { return nil }
         return Comparison(figure: figure, longlink: longlink, redis: redis, ratio: longlink / redis)

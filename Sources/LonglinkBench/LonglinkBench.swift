@@ -1,6 +1,7 @@
 import Foundation
 import LonglinkLoop
 import LonglinkRedis
+import LonglinkWebSocket
 
 /// `longlink bench`: load scenarios against a Longlink gateway (and Redis pub/sub for comparison), and the
 /// in-process store and codec figures. `BenchCommand` parses flags into `BenchParameters` and calls `run`.
@@ -23,7 +24,9 @@ public enum LonglinkBench {
             report.runs = CodecScenario.run(parameters)
         case .fanout where !parameters.crossNode.isEmpty:
             try CrossNodeScenario.run(parameters, control: control, executable: executable, into: &report)
-        case .fanout, .connect, .idle, .churn, .storm, .orders:
+        case .profile:
+            try ProfileScenario.run(parameters, control: control, executable: executable, into: &report)
+        case .fanout, .connect, .idle, .churn, .storm, .orders, .httpPublish, .line:
             try withServers(parameters, executable: executable) { servers in
                 let loops = try BenchLoops(threads: parameters.threads)
                 defer { loops.shutdown() }
@@ -50,7 +53,9 @@ public enum LonglinkBench {
         case .storm: try StormScenario.run(context, into: &report)
         case .churn: try ChurnScenario.run(context, into: &report)
         case .orders: try OrdersScenario.run(context, into: &report)
-        case .store, .codec: break
+        case .httpPublish: try HTTPPublishScenario.run(context, into: &report)
+        case .line: try LineScenario.run(context, into: &report)
+        case .store, .codec, .profile: break
         }
     }
 
@@ -102,10 +107,14 @@ public enum LonglinkBench {
                 throw BenchError("cannot find the longlink executable to start a gateway; pass --server HOST:PORT")
             }
             var flags: [String] = []
+            if parameters.scenario == .httpPublish { flags += ["--api-listen", "127.0.0.1:0"] }
             if parameters.tls {
                 let made = try BenchCertificates()
                 certificates = made
                 flags += ["--tls-listen", "127.0.0.1:0", "--tls-cert", made.certificateFile, "--tls-key", made.keyFile]
+            }
+            if parameters.transport == .ws {
+                flags += [parameters.tls ? "--wss-listen" : "--ws-listen", "127.0.0.1:0"]
             }
             if parameters.scenario == .storm && parameters.restart {
                 // Records must survive the kill: a SQLite store in a directory of its own (file, -wal, -shm).
@@ -160,6 +169,24 @@ public enum LonglinkBench {
             servers.tls = try BenchTLS.clientFactory(caFile: caFile, insecure: parameters.insecure, serverName: serverName)
             servers.caFile = caFile
         }
+        if parameters.transport == .ws {
+            var webSocketGateway = gateway
+            if parameters.scenario == .idle && parameters.server == nil, let executable = executable ?? BenchServers.selfExecutable {
+                // Memory per idle connection is RSS growth: a second gateway, so the WebSocket connections do not
+                // reuse the heap the TCP run freed.
+                webSocketGateway = try BenchServers.startGateway(
+                    executable: executable, flags: gateway.launchFlags ?? BenchServers.gatewayFlags, listen: "127.0.0.1:0", timeout: .seconds(20)
+                )
+                started.append(webSocketGateway)
+                servers.webSocketGateway = webSocketGateway
+            }
+            let address = try parameters.webSocketServer.map { text in try parseHostPort(text, option: "--ws-server") } ?? webSocketGateway.webSocketAddress
+            guard let address else { throw BenchError("the gateway has no WebSocket listener") }
+            let factory = WebSocketClientTransportFactory(inner: servers.tls ?? PlainTransportFactory(), host: address.description)
+            servers.webSocket = BenchEndpoint(
+                address: address, transport: factory, label: parameters.tls ? " over WebSocket+TLS" : " over WebSocket", sources: servers.sources
+            )
+        }
         try body(servers)
     }
 
@@ -188,6 +215,10 @@ struct BenchServerSet: Sendable {
     var executable: String?
     /// With `--tls`: the client transport factory the connections use.
     var tls: (any TransportFactory)? = nil
+    /// With `--transport ws`: how the WebSocket runs connect.
+    var webSocket: BenchEndpoint? = nil
+    /// idle `--transport ws` on bench's own gateway: the gateway the WebSocket run measures (a fresh one).
+    var webSocketGateway: BenchServer? = nil
     /// With `--tls`: the CA file the client trusts (nil: system store or `--insecure`), handed on to workers.
     var caFile: String? = nil
     /// With `--source-addresses`: the local addresses Longlink connections bind to.
@@ -205,6 +236,9 @@ struct ScenarioContext: Sendable {
 
     /// How Longlink connections reach the gateway under test (address, TLS, source addresses).
     var endpoint: BenchEndpoint {
-        BenchEndpoint(address: servers.gateway.address, tls: servers.tls, sources: servers.sources)
+        BenchEndpoint(address: servers.gateway.address, transport: servers.tls, label: servers.tls == nil ? "" : " over TLS", sources: servers.sources)
     }
+
+    /// With `--transport ws`: how the WebSocket runs reach the gateway.
+    var webSocketEndpoint: BenchEndpoint? { servers.webSocket }
 }

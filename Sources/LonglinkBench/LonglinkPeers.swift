@@ -166,7 +166,7 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         else { return }
         lastPosition = StreamPosition(epoch: push.epoch, offset: push.offset)
         guard let stamp = BenchPayload.read(push.payload) else { return }
-        deliver(stamp, recovered: false)
+        deliver(stamp, recovered: false, at: connection.receivedAt)
         onPush?(self, stamp.sequence)
     }
 
@@ -189,19 +189,20 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
     private func deliver(_ record: OrderChangeRecord, recovered: Bool) {
         lastPosition = record.position
         guard let stamp = record.fields.payload.withUnsafeBytes({ BenchPayload.read($0) }) else { return }
-        deliver(stamp, recovered: recovered)
+        deliver(stamp, recovered: recovered, at: connection?.receivedAt ?? MonotonicClock.nanoseconds())
     }
 
-    private func deliver(_ stamp: (timestamp: UInt64, sequence: UInt64), recovered: Bool) {
-        if stamp.sequence <= lastSequence {
+    /// Counts one delivery received at `now` (the read's time) and checks its sequence.
+    private func deliver(_ stamp: (timestamp: UInt64, sequence: UInt64), recovered: Bool, at now: UInt64) {
+        let last = lastSequence
+        if stamp.sequence <= last {
             counters.duplicates.add(1)
             return
         }
-        if stamp.sequence > lastSequence + 1 && lastSequence > 0 { counters.gaps.add(Int(stamp.sequence - lastSequence - 1)) }
+        if stamp.sequence > last + 1 && last > 0 { counters.gaps.add(Int(stamp.sequence - last - 1)) }
         lastSequence = stamp.sequence
-        counters.deliveries.add(1)
         if recovered { counters.recovered.add(1) }
-        recorder.recordDelivery(sentAt: stamp.timestamp, now: MonotonicClock.nanoseconds())
+        recorder.recordDelivery(sentAt: stamp.timestamp, now: now, counters: counters)
     }
 }
 
@@ -219,34 +220,177 @@ enum LonglinkFrames {
 /// What a Longlink publisher sends next on each route: the fan-out's endless reassignment loop or the orders
 /// scenario's full lifecycles. Loop-confined, like the sink that asks it.
 protocol PublishPlan: AnyObject {
-    /// The next change on route `route`, carrying `payload`.
-    func nextChange(route: Int, payload: [UInt8]) -> OrderChange
+    /// Appends the framed publish of the next change on `route` to `frames`: request `requestID`, the payload
+    /// stamped with `stamp` and `payloadSize` bytes long, `idempotencyKey` when not empty.
+    func appendPublish(
+        route: Int,
+        requestID: UInt32,
+        stamp: (timestamp: UInt64, sequence: UInt64),
+        payloadSize: Int,
+        idempotencyKey: String,
+        to frames: inout [UInt8]
+    )
+}
+
+extension PublishPlan {
+    /// Appends `change` as a publish encoded by the codec (for plans whose changes carry more than a state and the
+    /// payload; the fan-out's plan writes its frames itself).
+    func appendEncoded(_ change: OrderChange, requestID: UInt32, idempotencyKey: String, to frames: inout [UInt8]) {
+        frames += BenchConnection.encode(
+            .publish(
+                PublishRequest(
+                    requestID: requestID,
+                    orderID: change.orderID.rawValue,
+                    line: change.line.name,
+                    targetState: change.targetState.name,
+                    fields: change.fields,
+                    idempotencyKey: idempotencyKey
+                )
+            )
+        )
+    }
 }
 
 /// Per route, the order is created once, then moves `dispatching → driver_assigned → dispatching …` (a driver
-/// taking the order and dropping out: legal forever).
+/// taking the order and dropping out: legal forever). Its frames are written by `PublishEncoder` from bytes prepared
+/// once per route and per state.
 final class ReassignmentPlan: PublishPlan {
-    private let names: RouteNames
-    /// Changes published per route so far (0 = the order does not exist yet).
-    private var steps: [Int]
+    /// Changes published per route so far (0 = the order does not exist yet), in memory the plan owns: an update
+    /// is not an exclusive access to a class property checked at run time.
+    private let steps: UnsafeMutableBufferPointer<Int>
+    /// Every route's order id, back to back; route r's is `orderIDs[orderIDStarts[r]..<orderIDStarts[r + 1]]`.
+    private let orderIDs: [UInt8]
+    private let orderIDStarts: [Int]
+    private let line = Array(BusinessLine.taxi.name.utf8)
+    private let driverID = Array("driver-1".utf8)
+    /// The encoded target-state fields of `created`, `dispatching` and `driver_assigned`.
+    private let stateFields: [[UInt8]]
 
     init(names: RouteNames, routes: Int) {
-        self.names = names
-        self.steps = Array(repeating: 0, count: routes)
+        self.steps = .allocate(capacity: routes)
+        steps.initialize(repeating: 0)
+        var ids: [UInt8] = []
+        var starts = [0]
+        starts.reserveCapacity(routes + 1)
+        for route in 0..<routes {
+            ids += names.orderID(route).utf8
+            starts.append(ids.count)
+        }
+        self.orderIDs = ids
+        self.orderIDStarts = starts
+        self.stateFields = [BuiltInLines.created, BuiltInLines.dispatching, BuiltInLines.driverAssigned].map(PublishEncoder.stateField)
     }
+
+    deinit { steps.deallocate() }
 
     /// The target state of the next change on a route after `step` changes.
     static func state(afterSteps step: Int) -> OrderState {
-        if step == 0 { return BuiltInLines.created }
-        return step % 2 == 1 ? BuiltInLines.dispatching : BuiltInLines.driverAssigned
+        [BuiltInLines.created, BuiltInLines.dispatching, BuiltInLines.driverAssigned][stateIndex(afterSteps: step)]
     }
 
-    func nextChange(route: Int, payload: [UInt8]) -> OrderChange {
-        let state = Self.state(afterSteps: steps[route])
+    /// `state(afterSteps:)` as an index into created, dispatching, driver_assigned.
+    private static func stateIndex(afterSteps step: Int) -> Int {
+        step == 0 ? 0 : (step % 2 == 1 ? 1 : 2)
+    }
+
+    func appendPublish(
+        route: Int,
+        requestID: UInt32,
+        stamp: (timestamp: UInt64, sequence: UInt64),
+        payloadSize: Int,
+        idempotencyKey: String,
+        to frames: inout [UInt8]
+    ) {
+        let state = Self.stateIndex(afterSteps: steps[route])
         steps[route] += 1
-        var fields = OrderFields(payload: payload)
-        if state == BuiltInLines.driverAssigned { fields.driverID = "driver-1" }
-        return OrderChange(orderID: OrderID(names.orderID(route))!, line: .taxi, targetState: state, fields: fields)
+        let key = idempotencyKey.isEmpty ? [] : Array(idempotencyKey.utf8)
+        let start = orderIDStarts[route]
+        let end = orderIDStarts[route + 1]
+        orderIDs.withUnsafeBytes { ids in
+            line.withUnsafeBytes { line in
+                driverID.withUnsafeBytes { driver in
+                    PublishEncoder.append(
+                        requestID: requestID,
+                        orderID: UnsafeRawBufferPointer(rebasing: ids[start..<end]),
+                        line: line,
+                        stateField: stateFields[state],
+                        driverID: state == 2 ? driver : nil,
+                        stamp: stamp,
+                        payloadSize: payloadSize,
+                        idempotencyKey: key,
+                        to: &frames
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// The publishes in flight on one connection, by request id: a ring of slots indexed by the id's low bits. Ids are
+/// handed out in sequence, so a window of N publishes in flight fits N slots without a collision; a collision (more
+/// in flight than slots) doubles the ring. A dictionary hashed every id twice per publish; the slots live in memory
+/// the ring owns, so an update is not an exclusive access to a class property checked at run time. Loop-confined.
+final class PendingPublishes {
+    /// One publish waiting for its answer.
+    struct Entry {
+        let requestID: UInt32
+        let route: Int
+        /// Send order (request ids wrap).
+        let ordinal: UInt64
+        /// The encoded frame, kept for a resend (only with `survivesRestarts`).
+        let frame: [UInt8]?
+    }
+
+    private var slots: UnsafeMutableBufferPointer<Entry?>
+    /// Publishes in flight.
+    private(set) var count = 0
+
+    init(capacity: Int = 256) {
+        slots = .allocate(capacity: capacity)
+        slots.initialize(repeating: nil)
+    }
+
+    deinit {
+        _ = slots.deinitialize()
+        slots.deallocate()
+    }
+
+    private func slot(_ requestID: UInt32) -> Int { Int(requestID) & (slots.count - 1) }
+
+    /// Adds a publish (its id must not be in flight already).
+    func insert(_ entry: Entry) {
+        while slots[slot(entry.requestID)] != nil { grow() }
+        slots[slot(entry.requestID)] = entry
+        count += 1
+    }
+
+    /// Takes out the publish with `requestID`; nil when none is in flight.
+    func remove(_ requestID: UInt32) -> Entry? {
+        let index = slot(requestID)
+        guard let entry = slots[index], entry.requestID == requestID else { return nil }
+        slots[index] = nil
+        count -= 1
+        return entry
+    }
+
+    /// Every publish in flight, oldest first.
+    var entries: [Entry] { slots.compactMap { $0 }.sorted { $0.ordinal < $1.ordinal } }
+
+    /// Forgets every publish.
+    func removeAll() {
+        for index in slots.indices { slots[index] = nil }
+        count = 0
+    }
+
+    private func grow() {
+        let entries = slots.compactMap { $0 }
+        var size = slots.count * 2
+        while Set(entries.map { Int($0.requestID) & (size - 1) }).count < entries.count { size *= 2 }
+        _ = slots.deinitialize()
+        slots.deallocate()
+        slots = .allocate(capacity: size)
+        slots.initialize(repeating: nil)
+        for entry in entries { slots[slot(entry.requestID)] = entry }
     }
 }
 
@@ -258,15 +402,6 @@ final class ReassignmentPlan: PublishPlan {
 /// unanswered publishes in their original order, so the store applies each at most once (a publish stored
 /// before the crash answers `deduplicated`). Without it a lost connection refuses what was in flight.
 final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
-    /// One publish waiting for its answer.
-    private struct Pending {
-        let route: Int
-        /// Send order (request ids wrap).
-        let ordinal: UInt64
-        /// The encoded frame, kept for a resend (only with `survivesRestarts`).
-        let frame: [UInt8]?
-    }
-
     private let plan: any PublishPlan
     private let endpoint: BenchEndpoint
     private unowned let context: LoopContext
@@ -274,11 +409,12 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
     private var connection: BenchConnection?
     private var everConnected = false
     private var reconnectDelayMillis = 0
-    /// The publishes in flight, by request id.
-    private var pending: [UInt32: Pending] = [:]
+    /// The publishes in flight.
+    private let pending = PendingPublishes()
     private var nextRequest: UInt32 = 1
     private var nextOrdinal: UInt64 = 0
-    weak var publisher: PacedPublisher?
+    /// The publisher it answers (held until `close()`: no weak reference on the delivery path).
+    var publisher: PacedPublisher?
     /// Where failures, retries and deduplicated answers are counted (the runner swaps in the measured run's).
     var counters: BenchCounters
     /// Called once, when the connection is first up.
@@ -328,32 +464,31 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
         closing?.close()
     }
 
-    func publish(route: Int, sequence: UInt64, payload: [UInt8]) {
-        let change = plan.nextChange(route: route, payload: payload)
+    func publish(route: Int, stamp: (timestamp: UInt64, sequence: UInt64), payloadSize: Int) {
         let request = nextRequest
         nextRequest = nextRequest == UInt32.max ? 1 : nextRequest + 1
-        let frame = BenchConnection.encode(
-            .publish(
-                PublishRequest(
-                    requestID: request,
-                    orderID: change.orderID.rawValue,
-                    line: change.line.name,
-                    targetState: change.targetState.name,
-                    fields: change.fields,
-                    idempotencyKey: survivesRestarts ? "bench-\(request)" : ""
-                )
-            )
-        )
-        pending[request] = Pending(route: route, ordinal: nextOrdinal, frame: survivesRestarts ? frame : nil)
+        var kept: [UInt8]?
+        if survivesRestarts {
+            // The frame is kept for a resend, and encoded even while there is no connection to send it on.
+            var frame: [UInt8] = []
+            plan.appendPublish(route: route, requestID: request, stamp: stamp, payloadSize: payloadSize, idempotencyKey: "bench-\(request)", to: &frame)
+            kept = frame
+            connection?.send(bytes: frame)
+        } else {
+            let plan = self.plan
+            connection?.send { frames in
+                plan.appendPublish(route: route, requestID: request, stamp: stamp, payloadSize: payloadSize, idempotencyKey: "", to: &frames)
+            }
+        }
+        pending.insert(PendingPublishes.Entry(requestID: request, route: route, ordinal: nextOrdinal, frame: kept))
         nextOrdinal += 1
-        connection?.send(bytes: frame)
     }
 
     func connectionDidConnect(_ connection: BenchConnection) {
         reconnectDelayMillis = 0
         if everConnected {
             // Back after a restart: resend what was never answered, oldest first.
-            let unanswered = pending.values.sorted { $0.ordinal < $1.ordinal }
+            let unanswered = pending.entries
             for entry in unanswered {
                 guard let frame = entry.frame else { continue }
                 connection.send(bytes: frame)
@@ -368,8 +503,14 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
         ready?()
     }
 
+    func connection(_ connection: BenchConnection, didReceivePublishResult result: PublishResultView) {
+        guard let entry = pending.remove(result.requestID) else { return }
+        if result.deduplicated { counters.deduplicated.add(1) }
+        publisher?.acknowledged(route: entry.route, accepted: true)
+    }
+
     func connection(_ connection: BenchConnection, didReceive frame: ServerFrame) {
-        guard case .publishResult(let result) = frame, let entry = pending.removeValue(forKey: result.requestID)
+        guard case .publishResult(let result) = frame, let entry = pending.remove(result.requestID)
         else { return }
         switch result.outcome {
         case .refused(let error):
@@ -387,9 +528,9 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
         guard let error else { return }
         if survivesRestarts && everConnected { return scheduleReconnect() }
         counters.fail("publisher: \(error)")
-        let lost = pending
-        pending = [:]
-        for entry in lost.values { publisher?.acknowledged(route: entry.route, accepted: false) }
+        let lost = pending.entries
+        pending.removeAll()
+        for entry in lost { publisher?.acknowledged(route: entry.route, accepted: false) }
     }
 }
 

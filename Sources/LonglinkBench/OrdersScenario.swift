@@ -80,7 +80,19 @@ final class LifecyclePlan: PublishPlan {
         self.generations = Array(repeating: 0, count: slots)
     }
 
-    func nextChange(route: Int, payload: [UInt8]) -> OrderChange {
+    func appendPublish(
+        route: Int,
+        requestID: UInt32,
+        stamp: (timestamp: UInt64, sequence: UInt64),
+        payloadSize: Int,
+        idempotencyKey: String,
+        to frames: inout [UInt8]
+    ) {
+        let payload = BenchPayload.make(size: payloadSize, timestamp: stamp.timestamp, sequence: stamp.sequence)
+        appendEncoded(nextChange(route: route, payload: payload), requestID: requestID, idempotencyKey: idempotencyKey, to: &frames)
+    }
+
+    private func nextChange(route: Int, payload: [UInt8]) -> OrderChange {
         let step = steps[route]
         let id = OrderID(names.orderID(slot: route, generation: generations[route]))!
         if step == Lifecycles.states.count - 1 {

@@ -5,8 +5,9 @@ import LonglinkLoop
 protocol PublishSink: AnyObject {
     /// Whether the sink's connection is up.
     var isReady: Bool { get }
-    /// Sends publish number `sequence` on `route` with `payload`; answers later with `publisher.acknowledged`.
-    func publish(route: Int, sequence: UInt64, payload: [UInt8])
+    /// Sends a publish on `route` whose payload carries `stamp` (send time, route sequence) and is `payloadSize`
+    /// bytes long (see `BenchPayload`); answers later with `publisher.acknowledged`.
+    func publish(route: Int, stamp: (timestamp: UInt64, sequence: UInt64), payloadSize: Int)
 }
 
 /// Drives a `PublishSink` at the workload's rate: a 1 ms timer releases what is due (rate × elapsed − sent),
@@ -28,7 +29,8 @@ final class PacedPublisher {
     private var inFlight = 0
     private var limit = 0
     private var nextRoute = 0
-    private var sequences: [UInt64]
+    /// The last sequence sent on each route, in memory the publisher owns (no run-time exclusivity check per send).
+    private let sequences: UnsafeMutableBufferPointer<UInt64>
     /// Deliveries the publishes sent so far will cause (for the delivery window).
     private var sentDeliveries = 0
     private(set) var stopped = true
@@ -41,7 +43,8 @@ final class PacedPublisher {
         self.counters = counters
         self.countsDeliveries = countsDeliveries
         self.context = context
-        self.sequences = Array(repeating: 0, count: workload.routes)
+        self.sequences = .allocate(capacity: workload.routes)
+        sequences.initialize(repeating: 0)
     }
 
     /// Starts sending `messages` publishes.
@@ -50,7 +53,11 @@ final class PacedPublisher {
         sent = 0
         stopped = false
         startedAt = MonotonicClock.nanoseconds()
-        timer = context.schedule(every: .milliseconds(1)) { [weak self] in self?.release() }
+        // The timer holds the publisher until `stop` or the last answer cancels it (no weak reference: see
+        // `BenchConnection`). Paced, it releases what is due every millisecond; as fast as acknowledged, answers
+        // release the next publishes and the timer only restarts a publisher held back by the delivery window or
+        // a sink that was not ready, so it need not wake the loop a thousand times a second.
+        timer = context.schedule(every: .milliseconds(workload.rate > 0 ? 1 : 10)) { self.release() }
         release()
     }
 
@@ -98,23 +105,22 @@ final class PacedPublisher {
             let elapsed = Double(MonotonicClock.nanoseconds() &- startedAt) / 1e9
             due = min(due, Int(workload.rate * elapsed) + 1 - sent)
         }
+        // The publishes released together go out in one write at the end of this loop iteration: one send time.
+        let now = BenchPayload.now()
+        var released = 0
         while due > 0 && inFlight < workload.window {
             if countsDeliveries && sentDeliveries - counters.deliveries.value >= workload.deliveryWindow { break }
             let route = nextRoute
             nextRoute = (nextRoute + 1) % workload.routes
             sequences[route] += 1
-            let payload = BenchPayload.make(
-                size: workload.payload,
-                timestamp: BenchPayload.now(),
-                sequence: stampsSequences ? sequences[route] : 0
-            )
             sent += 1
             inFlight += 1
             due -= 1
+            released += 1
             if countsDeliveries { sentDeliveries += workload.subscribers(onRoute: route) }
-            counters.published.add(1)
-            sink.publish(route: route, sequence: sequences[route], payload: payload)
+            sink.publish(route: route, stamp: (now, stampsSequences ? sequences[route] : 0), payloadSize: workload.payload)
         }
+        if released > 0 { counters.published.add(released) }
         if sent >= limit && workload.rate > 0, let timer {
             context.cancel(timer)
             self.timer = nil
@@ -122,7 +128,9 @@ final class PacedPublisher {
     }
 
     /// The last sequence sent on each route (loss accounting).
-    var lastSequences: [UInt64] { sequences }
+    var lastSequences: [UInt64] { Array(sequences) }
+
+    deinit { sequences.deallocate() }
 }
 
 @available(*, unavailable)

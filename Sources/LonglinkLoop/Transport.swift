@@ -28,6 +28,21 @@ public protocol Transport: AnyObject {
     func write(_ queue: inout OutboundQueue) throws(TransportError) -> IOResult<Int>
     /// Closes the stream and its fd. Deregister from the loop first. Idempotent.
     func close()
+    /// For a transport that carries frames in messages of its own protocol (WebSocket), what wraps each encoded
+    /// frame before it is queued; nil for a byte stream (TCP, TLS), whose queue holds the frames themselves. A
+    /// type, not a value: asked for on every delivery, a metatype is two plain words to pass around.
+    var messageFramer: (any MessageFramer.Type)? { get }
+}
+
+/// Wraps encoded frames in the messages of a message-based transport (WebSocket binary messages). The queue of a
+/// connection on such a transport holds whole messages, so `write` passes them through, and a push wrapped once
+/// is shared by every subscriber whose framer is the same type (framing is a pure function of the frame).
+public protocol MessageFramer {
+    /// One message carrying `frame` (one whole encoded frame).
+    static func message(carrying frame: [UInt8]) -> [UInt8]
+    /// The transport's own closing message for a numbered disconnect (WebSocket: a close frame with `code` and
+    /// `reason`), queued after the disconnect frame.
+    static func closeMessage(code: UInt32, reason: String) -> [UInt8]
 }
 
 /// Which side of a connection a transport is made for.
@@ -44,15 +59,27 @@ public protocol TransportFactory: Sendable {
     func makeTransport(fd: CInt, role: TransportRole) throws(TransportError) -> any Transport
     /// Whether the transports it makes encrypt (for inspection and metrics labels).
     var isEncrypted: Bool { get }
+    /// The transport's name in metrics labels and the admin connection list: `tcp`, `tls`, `ws`, `wss`.
+    var name: String { get }
+    /// The bytes that refuse a connection at accept time (a limit, a drain) in the transport's own protocol,
+    /// written in the clear before any handshake; nil sends the gateway's disconnect frame, empty sends nothing.
+    func refusal(code: UInt32, reason: String, retryAfterMillis: UInt32) -> [UInt8]?
+    /// The URL path clients open on a transport that has one (WebSocket: `/longlink`); nil for TCP and TLS.
+    var path: String? { get }
 }
 
 extension Transport {
     /// Unknown: read again until `.wouldBlock`.
     public var lastReadDrained: Bool { false }
+    /// A byte stream.
+    public var messageFramer: (any MessageFramer.Type)? { nil }
 }
 
 extension TransportFactory {
     public var isEncrypted: Bool { false }
+    public var name: String { isEncrypted ? "tls" : "tcp" }
+    public func refusal(code: UInt32, reason: String, retryAfterMillis: UInt32) -> [UInt8]? { nil }
+    public var path: String? { nil }
 }
 
 /// Why a transport failed. A struct over a private enum (Hummingbird's style) so TLS can add kinds without
@@ -85,12 +112,15 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
     public let reason: String
     /// The failed system call, for `.io`.
     public let underlying: IOError?
+    /// For a failed TLS handshake: why, in terms a client can act on (certificate expired, unknown CA, ...).
+    public let tlsCause: TLSFailureCause?
 
     /// Creates an error of `kind`.
-    public init(kind: Kind, reason: String, underlying: IOError? = nil) {
+    public init(kind: Kind, reason: String, underlying: IOError? = nil, tlsCause: TLSFailureCause? = nil) {
         self.kind = kind
         self.reason = reason
         self.underlying = underlying
+        self.tlsCause = tlsCause
     }
 
     /// Wraps a failed system call.

@@ -57,6 +57,10 @@ extension ProtobufFrameCodec {
                     reason: try string(disconnect.reason, "disconnect.reason"),
                     reconnectAfterMillis: disconnect.reconnect_after_ms
                 ))
+        case LONGLINK__V1__SERVER_FRAME__KIND_PRESENCE_REPLY:
+            return .presenceReply(try presenceReply(message.presence_reply.pointee))
+        case LONGLINK__V1__SERVER_FRAME__KIND_PRESENCE_EVENT:
+            return .presenceEvent(try presenceEvent(message.presence_event.pointee))
         default:
             // Not set, or a kind this side does not know (a newer peer, or a client frame sent the wrong way).
             throw .unknownFrameKind
@@ -80,7 +84,8 @@ extension ProtobufFrameCodec {
                 SubscribeRequest(
                     requestID: subscribe.request_id,
                     route: try string(subscribe.route, "subscribe.route"),
-                    since: subscribe.since == nil ? nil : position(subscribe.since)
+                    since: subscribe.since == nil ? nil : position(subscribe.since),
+                    presenceEvents: subscribe.presence_events != 0
                 ))
         case LONGLINK__V1__CLIENT_FRAME__KIND_UNSUBSCRIBE:
             let unsubscribe = message.unsubscribe.pointee
@@ -100,6 +105,9 @@ extension ProtobufFrameCodec {
                 ))
         case LONGLINK__V1__CLIENT_FRAME__KIND_REFRESH:
             return .refresh(RefreshRequest(token: try string(message.refresh.pointee.token, "refresh.token")))
+        case LONGLINK__V1__CLIENT_FRAME__KIND_PRESENCE:
+            let presence = message.presence.pointee
+            return .presence(PresenceRequest(requestID: presence.request_id, route: try string(presence.route, "presence.route")))
         default:
             // Not set, or a kind this side does not know (a newer peer, or a server frame sent the wrong way).
             throw .unknownFrameKind

@@ -35,6 +35,7 @@ extension ProtobufFrameCodec {
             message.request_id = subscribe.requestID
             return withCString(subscribe.route) { route in
                 message.route = route
+                message.presence_events = subscribe.presenceEvents ? 1 : 0
                 return withCPosition(subscribe.since) { since in
                     message.since = since
                     return wrap(&message, LONGLINK__V1__CLIENT_FRAME__KIND_SUBSCRIBE, { $0.subscribe = $1 }, body)
@@ -68,6 +69,14 @@ extension ProtobufFrameCodec {
             return withCString(refresh.token) { token in
                 message.token = token
                 return wrap(&message, LONGLINK__V1__CLIENT_FRAME__KIND_REFRESH, { $0.refresh = $1 }, body)
+            }
+        case .presence(let presence):
+            var message = Longlink__V1__PresenceRequest()
+            longlink__v1__presence_request__init(&message)
+            message.request_id = presence.requestID
+            return withCString(presence.route) { route in
+                message.route = route
+                return wrap(&message, LONGLINK__V1__CLIENT_FRAME__KIND_PRESENCE, { $0.presence = $1 }, body)
             }
         }
     }

@@ -14,6 +14,10 @@ extension ProtobufFrameCodec {
         switch frame {
         case .push(let push):
             return withCPush(push, body)
+        case .presenceReply(let reply):
+            return withCPresenceReply(reply, body)
+        case .presenceEvent(let event):
+            return withCPresenceEvent(event, body)
         case .ping:
             var message = Longlink__V1__Ping()
             longlink__v1__ping__init(&message)

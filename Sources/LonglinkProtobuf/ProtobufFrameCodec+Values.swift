@@ -242,7 +242,7 @@ extension ProtobufFrameCodec {
     static func route(_ pointer: UnsafeMutablePointer<CChar>?, _ field: StaticString) throws(FrameError) -> Route {
         let text = try string(pointer, field)
         do {
-            return try Route(parsing: text)
+            return try Route(parsingSubscription: text)  // a subscription's route may be line-wide (`order://taxi/*`)
         } catch {
             throw .invalidValue("\(field): \(error)")
         }

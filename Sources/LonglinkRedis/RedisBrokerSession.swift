@@ -23,6 +23,10 @@ final class RedisBrokerSession {
     private var generation = 0
     private var ready = 0
     private var routes: [Route: Int] = [:]
+    /// The line-wide routes among `routes` (`order://taxi/*`).
+    private var lineRoutes: [Route] = []
+    /// The last record handed on while line-wide routes are held (to drop the pattern's copy of it).
+    private var lastDelivered: (route: Route, position: StreamPosition)?
     private var channels: [String: Channel] = [:]
     private var waiters: [(channels: Set<String>, body: @Sendable () -> Void)] = []
     private var backoff: Duration
@@ -90,7 +94,7 @@ final class RedisBrokerSession {
         var remaining = (names.count + 999) / 1_000
         for start in stride(from: 0, to: names.count, by: 1_000) {
             let chunk = Array(names[start..<min(start + 1_000, names.count)])
-            subscriber.subscribe(chunk) { [weak self] result in
+            Self.subscribe(chunk, on: subscriber) { [weak self] result in
                 guard let self, case .success = result else { return }
                 self.confirmed(chunk)
                 remaining -= 1
@@ -144,12 +148,14 @@ final class RedisBrokerSession {
         for route in newRoutes {
             routes[route, default: 0] += 1
             guard routes[route] == 1 else { continue }
-            let name = configuration.channels.channel(for: route, prefix: configuration.prefix)
-            channels[name, default: Channel()].routes += 1
-            if channels[name]!.routes == 1 { added.append(name) }
+            if route.isLineWide { lineRoutes.append(route) }
+            for name in channelNames(for: route) {
+                channels[name, default: Channel()].routes += 1
+                if channels[name]!.routes == 1 { added.append(name) }
+            }
         }
         guard !added.isEmpty, status.connected.load(ordering: .relaxed), let subscriber else { return }
-        subscriber.subscribe(added) { [weak self] result in
+        Self.subscribe(added, on: subscriber) { [weak self] result in
             if case .success = result { self?.confirmed(added) }
         }
     }
@@ -163,23 +169,58 @@ final class RedisBrokerSession {
                 continue
             }
             routes[route] = nil
-            let name = configuration.channels.channel(for: route, prefix: configuration.prefix)
-            guard var channel = channels[name] else { continue }
-            channel.routes -= 1
-            if channel.routes == 0 {
-                if channel.active { status.activeChannels.subtract(1, ordering: .relaxed) }
-                channels[name] = nil
-                removed.append(name)
-            } else {
-                channels[name] = channel
+            if route.isLineWide { lineRoutes.removeAll { $0 == route } }
+            for name in channelNames(for: route) {
+                guard var channel = channels[name] else { continue }
+                channel.routes -= 1
+                if channel.routes == 0 {
+                    if channel.active { status.activeChannels.subtract(1, ordering: .relaxed) }
+                    channels[name] = nil
+                    removed.append(name)
+                } else {
+                    channels[name] = channel
+                }
             }
         }
         guard !removed.isEmpty, status.connected.load(ordering: .relaxed), let subscriber else { return }
-        subscriber.unsubscribe(removed)
+        let patterns = removed.filter { $0.hasSuffix("*") }
+        let plain = removed.filter { !$0.hasSuffix("*") }
+        if !patterns.isEmpty { subscriber.punsubscribe(patterns) }
+        if !plain.isEmpty { subscriber.unsubscribe(plain) }
+    }
+
+    /// The channels (or, for a line-wide route with per-route channels, the pattern) carrying `route`'s records:
+    /// one per order route; for `order://taxi/*` the pattern `PREFIX:r:order://taxi/*` (one subscription per line
+    /// per node) or, with sharded channels, every shard (a line's orders hash to all of them).
+    private func channelNames(for route: Route) -> [String] {
+        guard route.isLineWide, case .sharded(let count) = configuration.channels else {
+            return [configuration.channels.channel(for: route, prefix: configuration.prefix)]
+        }
+        return (0..<max(1, count)).map { "\(configuration.prefix):s:\($0)" }
+    }
+
+    /// SUBSCRIBE the channels and PSUBSCRIBE the patterns (names ending in `*`: no route or shard channel does)
+    /// among `names`; `completion` runs once, after every confirmation (or the first failure).
+    private static func subscribe(_ names: [String], on connection: RedisConnection, completion: @escaping (Result<RedisReply, RedisError>) -> Void) {
+        let patterns = names.filter { $0.hasSuffix("*") }
+        let plain = names.filter { !$0.hasSuffix("*") }
+        var remaining = (patterns.isEmpty ? 0 : 1) + (plain.isEmpty ? 0 : 1)
+        var failed = false
+        let done: (Result<RedisReply, RedisError>) -> Void = { result in
+            guard !failed else { return }
+            if case .failure = result {
+                failed = true
+                return completion(result)
+            }
+            remaining -= 1
+            if remaining == 0 { completion(result) }
+        }
+        if !patterns.isEmpty { connection.psubscribe(patterns, completion: done) }
+        if !plain.isEmpty { connection.subscribe(plain, completion: done) }
     }
 
     func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void) {
-        let names = Set(routes.map { configuration.channels.channel(for: $0, prefix: configuration.prefix) })
+        let names = Set(routes.flatMap { channelNames(for: $0) })
         let pending = names.filter { channels[$0].map { !$0.active } ?? false }
         if pending.isEmpty { return body() }
         waiters.append((pending, body))
@@ -210,7 +251,15 @@ final class RedisBrokerSession {
             logger.warning("Redis broker: an undecodable message of \(payload.count) bytes was dropped")
             return
         }
-        guard routes[record.route] != nil else { return }  // sharded channels carry other nodes' routes too
+        let route = record.route
+        // Sharded channels carry other nodes' routes too; a line-wide route wants every route of its line.
+        guard routes[route] != nil || lineRoutes.contains(where: { $0.lineCovers(route) }) else { return }
+        // A node subscribed to an order's channel and to its line's pattern gets each record twice, back to
+        // back (`message`, then `pmessage`): the gateway delivers one record to both kinds of subscribers, once.
+        if !lineRoutes.isEmpty {
+            if let last = lastDelivered, last.position == record.position, last.route == route { return }
+            lastDelivered = (route, record.position)
+        }
         handler.brokerDidDeliver(record)
     }
 

@@ -167,6 +167,29 @@ public final class RedisConnection: SelectorHandler {
         expect(channels.count, completion)
     }
 
+    /// `PSUBSCRIBE pattern...` (messages arrive as `pmessage`, reported to `onMessage` with their channel);
+    /// the completion runs once Redis confirmed every pattern.
+    public func psubscribe(_ patterns: [String], completion: Completion? = nil) {
+        precondition(!patterns.isEmpty, "psubscribe needs at least one pattern")
+        guard state != .closed else {
+            completion?(.failure(.closed))
+            return
+        }
+        RedisCommandEncoder.append(["PSUBSCRIBE"] + patterns, to: &encoded)
+        expect(patterns.count, completion)
+    }
+
+    /// `PUNSUBSCRIBE pattern...`; the completion runs once Redis confirmed every pattern.
+    public func punsubscribe(_ patterns: [String], completion: Completion? = nil) {
+        precondition(!patterns.isEmpty, "punsubscribe needs at least one pattern")
+        guard state != .closed else {
+            completion?(.failure(.closed))
+            return
+        }
+        RedisCommandEncoder.append(["PUNSUBSCRIBE"] + patterns, to: &encoded)
+        expect(patterns.count, completion)
+    }
+
     /// Closes the connection; pending completions fail with `.closed`, `onClose` gets nil.
     public func close() { shutDown(nil) }
 

@@ -17,7 +17,11 @@ extension RedisOrderStore {
     /// run but was not confirmed (lost connection, `WAIT` short of replicas) fails retryably and is not redone.
     public func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>] {
         guard !changes.isEmpty else { return [] }
-        guard !closed else { return changes.map { _ in .failure(.closed) } }
+        do {
+            try checkWritable()
+        } catch {
+            return changes.map { _ in .failure(error) }
+        }
         if changes.count == 1 { return [Result { () throws(StoreError) in try applyOne(changes[0]) }] }
         walk = nil
         var results = [Result<AppliedChange, StoreError>?](repeating: nil, count: changes.count)
@@ -47,7 +51,7 @@ extension RedisOrderStore {
             }
             let token = Self.newToken()
             working[key] = CachedOrder(snapshot: prepared.snapshot, token: token)
-            calls.append((index, ApplyCall(key: key, change: change, prepared: prepared, expected: current, token: token)))
+            calls.append((index, ApplyCall(key: key, prepared: prepared, expected: current, token: token)))
         }
         var failed = Set<OrderKey>()
         for ((index, call), outcome) in zip(calls, runApplies(calls.map(\.call))) {
@@ -75,7 +79,7 @@ extension RedisOrderStore {
     /// One change: validate against the cached (or read) snapshot, run the script, and on a lost race or a
     /// changed epoch re-validate against what Redis holds.
     func applyOne(_ change: OrderChange) throws(StoreError) -> AppliedChange {
-        guard !closed else { throw .closed }
+        try checkWritable()
         walk = nil
         let key = Self.key(change)
         var fresh = false
@@ -101,13 +105,14 @@ extension RedisOrderStore {
                 throw error
             }
             let token = Self.newToken()
-            let call = ApplyCall(key: key, change: change, prepared: prepared, expected: current, token: token)
+            let call = ApplyCall(key: key, prepared: prepared, expected: current, token: token)
             switch runApplies([call])[0] {
             case .applied:
                 remember(CachedOrder(snapshot: prepared.snapshot, token: token), for: key)
                 return AppliedChange(record: prepared.record, snapshot: prepared.snapshot, deduplicated: false)
             case .replayed(let record, let stored):
                 remember(CachedOrder(snapshot: stored.snapshot, token: stored.token), for: key)
+                try ChangeValidation.checkReplay(change, of: record)
                 return AppliedChange(record: record, snapshot: stored.snapshot, deduplicated: true)
             case .stale(let stored):
                 current = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
@@ -125,8 +130,83 @@ extension RedisOrderStore {
         throw .storage("\(change.route) changed \(Self.maxAttempts) times while this change was validated; retry", retryable: true)
     }
 
+    /// Records another store committed, one script each (see `ChangeValidation.prepareCommitted`).
+    public func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>] {
+        records.map { record in Result { () throws(StoreError) in try applyCommittedOne(record) } }
+    }
+
+    /// One committed record: checked against the cached (or read) snapshot, appended by the apply script with the
+    /// write-token check, or compared with the stored record at its offset. The record takes the epoch of its
+    /// order's slot (the store's on a server).
+    func applyCommittedOne(_ record: OrderChangeRecord) throws(StoreError) -> AppliedChange {
+        try checkWritable()
+        walk = nil
+        let key = OrderKey(line: record.line, id: record.orderID)
+        var fresh = false
+        var current: CachedOrder
+        if let cached = cache[key] {
+            current = cached
+        } else {
+            current = try load(key)
+            fresh = true
+        }
+        for _ in 0..<Self.maxAttempts {
+            let epoch = try knownEpoch(slot: slot(key))
+            let step: ChangeValidation.CommittedStep
+            do {
+                step = try ChangeValidation.prepareCommitted(record, current: current.snapshot, catalog: catalog, epoch: epoch)
+            } catch {
+                guard fresh else {
+                    current = try load(key)
+                    fresh = true
+                    continue
+                }
+                throw error
+            }
+            switch step {
+            case .compare(let offset):
+                guard fresh, let snapshot = current.snapshot else {
+                    current = try load(key)
+                    fresh = true
+                    continue
+                }
+                let entry = try transaction(key, [
+                    [Array("XRANGE".utf8), keys.history(key.line, key.id), Array("\(offset)-0".utf8), Array("\(offset)-0".utf8)]
+                ])[0].array?.first
+                let stored = entry.flatMap { RedisRecordCodec.record(entry: $0, line: key.line, order: key.id, epoch: self.epoch(for: key)) }
+                return try ChangeValidation.heldRecord(record, stored: stored, current: snapshot)
+            case .append(let prepared):
+                let token = Self.newToken()
+                switch runApplies([ApplyCall(key: key, prepared: prepared, expected: current, token: token)])[0] {
+                case .applied:
+                    remember(CachedOrder(snapshot: prepared.snapshot, token: token), for: key)
+                    return AppliedChange(record: prepared.record, snapshot: prepared.snapshot, deduplicated: false)
+                case .replayed(let stored, _):
+                    // The record's idempotency key is held by another record of the order.
+                    throw .conflict(
+                        "\(record.line)/\(record.orderID): the idempotency key of the record at offset "
+                            + "\(record.position.offset) is held by the record at offset \(stored.position.offset)"
+                    )
+                case .stale(let stored):
+                    current = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
+                    remember(current, for: key)
+                    fresh = true
+                case .epochChanged:
+                    try refreshEpoch(slot: slot(key))
+                    current = try load(key)
+                    fresh = true
+                case .failed(let error):
+                    cache[key] = nil
+                    throw error
+                }
+            }
+        }
+        throw .storage("\(record.route) changed \(Self.maxAttempts) times while its record was stored; retry", retryable: true)
+    }
+
     /// The first record of a replayed idempotency key with the current snapshot, or nil (from the replay script,
-    /// so that with `WAIT` the replay is confirmed, and published again, like a new change).
+    /// so that with `WAIT` the replay is confirmed, and published again, like a new change); `idempotencyConflict`
+    /// when the key's record is a different change.
     private func replayed(_ change: OrderChange) throws(StoreError) -> AppliedChange? {
         guard !change.idempotencyKey.isEmpty else { return nil }
         let key = Self.key(change)
@@ -149,6 +229,7 @@ extension RedisOrderStore {
                 let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(parts[2]), line: key.line, order: key.id, epoch: epoch)
             else { return nil }
             remember(CachedOrder(snapshot: stored.snapshot, token: stored.token), for: key)
+            try ChangeValidation.checkReplay(change, of: record)
             if durability.waits { publishConfirmed([record]) }
             return AppliedChange(record: record, snapshot: stored.snapshot, deduplicated: true)
         case "EPOCH":
@@ -165,10 +246,9 @@ extension RedisOrderStore {
 
     // MARK: Running apply scripts
 
-    /// One prepared apply-script call.
+    /// One prepared apply-script call (the prepared record carries the route and the idempotency key).
     struct ApplyCall {
         var key: OrderKey
-        var change: OrderChange
         var prepared: ChangeValidation.Prepared
         var expected: CachedOrder
         var token: String
@@ -207,14 +287,14 @@ extension RedisOrderStore {
             let epoch = epoch(for: key)
             switch parts.first?.string {
             case "OK":
-                guard confirmed else { return .failed(unconfirmed(call.change.route)) }
+                guard confirmed else { return .failed(unconfirmed(call.prepared.record.route)) }
                 publish.append(call.prepared.record)
                 return .applied
             case "DUP" where parts.count == 3:
                 guard let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(parts[2]), line: key.line, order: key.id, epoch: epoch),
                     let record = RedisRecordCodec.record(entry: parts[1], line: key.line, order: key.id, epoch: epoch)
-                else { return .failed(.storage("\(link.name): unreadable replay of \(call.change.route)", retryable: false)) }
-                guard confirmed else { return .failed(unconfirmed(call.change.route)) }
+                else { return .failed(.storage("\(link.name): unreadable replay of \(call.prepared.record.route)", retryable: false)) }
+                guard confirmed else { return .failed(unconfirmed(call.prepared.record.route)) }
                 publish.append(record)
                 return .replayed(record, stored)
             case "STALE" where parts.count == 2:
@@ -318,12 +398,12 @@ extension RedisOrderStore {
             Array(String(epoch(for: call.key)).utf8),
             Array(call.expected.token.utf8),
             Array(call.token.utf8),
-            Array(call.change.idempotencyKey.utf8),
+            Array(record.idempotencyKey.utf8),
             RedisRecordCodec.digits(record.position.offset),
             Array(String(max(1, retention.maxRecordsPerOrder)).utf8),
             publishing.map { Array(keys.channel(for: record.route, scheme: $0).utf8) } ?? [],
             publishing == nil ? [] : RedisRecordCodec.message(record),
-            RedisKeys.member(call.change.line, call.change.orderID),
+            RedisKeys.member(record.line, record.orderID),
             terminal ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")],
             RedisRecordCodec.digits(call.prepared.snapshot.updatedAtMillis),
             call.expected.snapshot.map { RedisRecordCodec.digits($0.updatedAtMillis) } ?? [],

@@ -2,8 +2,11 @@ public import LonglinkCore
 
 /// Imports (for `longlink migrate`) and retention (`expire`), each order's write in one script.
 extension RedisOrderStore {
-    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError) {
-        guard !closed else { throw .closed }
+    @discardableResult
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], policy: ImportPolicy)
+        throws(StoreError) -> ImportOutcome
+    {
+        try checkWritable()
         walk = nil
         let key = OrderKey(line: snapshot.line, id: snapshot.orderID)
         let slot = slot(key)
@@ -16,13 +19,15 @@ extension RedisOrderStore {
             ])
             guard imported.snapshot.position.epoch == epochs[slot] else { continue }  // the epoch changed underneath
             let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(replies[0]), line: key.line, order: key.id, epoch: epoch)
-            if let stored {
-                let storedHistory = (replies[1].array ?? []).compactMap {
-                    RedisRecordCodec.record(entry: $0, line: key.line, order: key.id, epoch: epoch)
-                }
-                if ChangeValidation.isSameOrder((stored.snapshot, storedHistory), imported) { return }
-                guard replace else { throw .conflict("\(snapshot.line)/\(snapshot.orderID) exists with different data") }
+            let storedHistory = (replies[1].array ?? []).compactMap {
+                RedisRecordCodec.record(entry: $0, line: key.line, order: key.id, epoch: epoch)
             }
+            let outcome = try ChangeValidation.importOutcome(
+                stored: stored.map { ($0.snapshot, storedHistory) },
+                imported: imported,
+                policy: policy
+            )
+            if outcome == .identical { return .identical }
             cache[key] = nil
             let token = Self.newToken()
             let fields = RedisRecordCodec.snapshotFields(imported.snapshot)
@@ -50,7 +55,7 @@ extension RedisOrderStore {
             switch reply.array?.first?.string {
             case "OK":
                 guard confirmed else { throw unconfirmed(snapshot.route) }
-                return
+                return outcome
             case "STALE": continue
             case "EPOCH": try refreshEpoch(slot: slot)
             default: throw .storage("\(link.name): unexpected import reply \(reply)", retryable: false)
@@ -64,7 +69,7 @@ extension RedisOrderStore {
     /// cluster, read in one pipeline per node) in pages of 500; each order is handled by one script that
     /// re-checks it, so a change racing with `expire` is never lost.
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int {
-        guard !closed else { throw .closed }
+        try checkWritable()
         cache.removeAll()
         walk = nil
         var removed = 0

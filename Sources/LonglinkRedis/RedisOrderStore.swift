@@ -43,6 +43,8 @@ public final class RedisOrderStore: OrderStore {
     public let prefix: String
     /// When a change is acknowledged.
     public let durability: RedisDurability
+    /// Whether the store was opened for reading only (`readOnly`): it never creates an epoch and refuses writes.
+    public let isReadOnly: Bool
     let clock: any WallClock
     let keys: RedisKeys
     let link: RedisStoreLink
@@ -69,6 +71,9 @@ public final class RedisOrderStore: OrderStore {
     ///   - channels: how records are published; nil publishes nothing (no Redis broker).
     ///   - durability: when changes are acknowledged (`WAIT` for replicas, or not).
     ///   - timeout: bounds connecting and every command.
+    ///   - readOnly: open an existing store for reading only, as `longlink migrate` reads its source: a Redis
+    ///     without the epoch key (no Longlink store under `prefix` in that database) is refused instead of
+    ///     getting a new epoch, and writes fail with `.storage`.
     /// - Throws: `.storage(…, retryable: true)` when Redis cannot be reached.
     public convenience init(
         address: RedisAddress,
@@ -79,16 +84,19 @@ public final class RedisOrderStore: OrderStore {
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
         clock: any WallClock = SystemWallClock(),
-        timeout: Duration = .seconds(5)
+        timeout: Duration = .seconds(5),
+        readOnly: Bool = false
     ) throws(StoreError) {
         try self.init(
             target: .server(address), password: password, prefix: prefix, channels: channels, durability: durability,
-            catalog: catalog, retention: retention, clock: clock, timeout: timeout
+            catalog: catalog, retention: retention, clock: clock, timeout: timeout, readOnly: readOnly
         )
     }
 
     /// Opens a store on a Redis Cluster: discovers it from the seeds, loads the scripts on every master and reads
     /// (or creates) slot 0's epoch (other slots' when first used). Only per-route channels exist on a cluster (`SPUBLISH` to the order's slot).
+    /// With `readOnly` nothing is created: every slot's epoch is read at once, a cluster holding none is refused,
+    /// slots without one hold no orders, and writes fail with `.storage`.
     public convenience init(
         cluster: RedisClusterAddress,
         password: String? = nil,
@@ -98,11 +106,12 @@ public final class RedisOrderStore: OrderStore {
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
         clock: any WallClock = SystemWallClock(),
-        timeout: Duration = .seconds(5)
+        timeout: Duration = .seconds(5),
+        readOnly: Bool = false
     ) throws(StoreError) {
         try self.init(
             target: .cluster(cluster), password: password, prefix: prefix, channels: publishes ? .perRoute : nil,
-            durability: durability, catalog: catalog, retention: retention, clock: clock, timeout: timeout
+            durability: durability, catalog: catalog, retention: retention, clock: clock, timeout: timeout, readOnly: readOnly
         )
     }
 
@@ -115,8 +124,10 @@ public final class RedisOrderStore: OrderStore {
         catalog: StateMachineCatalog,
         retention: StoreRetention,
         clock: any WallClock,
-        timeout: Duration
+        timeout: Duration,
+        readOnly: Bool
     ) throws(StoreError) {
+        self.isReadOnly = readOnly
         self.prefix = prefix
         self.channels = channels
         self.durability = durability
@@ -145,7 +156,7 @@ public final class RedisOrderStore: OrderStore {
     /// The epoch of the order's history: the store's on a server; its slot's on a cluster (read when first asked).
     public func epoch(of line: BusinessLine, _ order: OrderID) -> UInt32 {
         let slot = keys.slot(line, order)
-        if epochs[slot] == 0 && !closed { try? refreshEpoch(slot: slot) }
+        if epochs[slot] == 0 && !closed && !isReadOnly { try? refreshEpoch(slot: slot) }
         return epochs[slot]
     }
 
@@ -208,6 +219,12 @@ public final class RedisOrderStore: OrderStore {
             RedisRecordCodec.record(entry: $0, line: line, order: order, epoch: epoch)
         }
         return (stored.snapshot, history)
+    }
+
+    /// Refuses a write on a closed store or one opened read-only.
+    func checkWritable() throws(StoreError) {
+        guard !closed else { throw .closed }
+        if isReadOnly { throw .storage("\(location) was opened read-only", retryable: false) }
     }
 
     /// The order's snapshot and write token, read fresh (and cached).
@@ -304,7 +321,7 @@ public final class RedisOrderStore: OrderStore {
                 for index in entry.items { answers[index] = .failure(error) }
             }
         }
-        if !unborn.isEmpty {
+        if !unborn.isEmpty && !isReadOnly {
             do throws(StoreError) {
                 try createEpochs(unborn.map(\.slot))
             } catch {
@@ -315,8 +332,16 @@ public final class RedisOrderStore: OrderStore {
     }
 
     /// Reads (or creates) the epoch of slot 0 (the only one on a server); the other slots' are read when first used.
+    /// Read-only, every slot's epoch is read in one pipeline (per node) and a store holding none is refused.
     func readEpochs() throws(StoreError) {
-        try refreshEpoch(slot: 0)
+        guard isReadOnly, keys.slotCount > 1 else { return try refreshEpoch(slot: 0) }
+        let slots = Array(0..<keys.slotCount)
+        let groups = slots.map { RedisStoreLink.Group(slot: $0, commands: [[Array("GET".utf8), keys.epoch($0)]], replayable: true) }
+        for (slot, result) in zip(slots, link.run(groups)) {
+            let stored = try result.get()[0].string
+            if stored != nil { try adoptEpoch(stored, slot: slot) }
+        }
+        if !epochs.contains(where: { $0 != 0 }) { throw missingStore(slot: 0) }
     }
 
     /// The epoch of `slot`, read (or created) first when this store has not seen it yet.
@@ -332,12 +357,32 @@ public final class RedisOrderStore: OrderStore {
             if stored != nil {
                 throw .storage("\(link.name): the epoch key \(String(decoding: keys.epoch(slot), as: UTF8.self)) is not a number", retryable: false)
             }
+            // Read-only: a server without the key holds no store; a cluster slot without one holds no orders.
+            if isReadOnly {
+                if keys.slotCount > 1 { return }
+                throw missingStore(slot: slot)
+            }
             return try createEpochs([slot])
         }
         if value != epochs[slot] {
             epochs[slot] = value
             cache.removeAll()
         }
+    }
+
+    /// The refusal of a read-only store where no Longlink store is.
+    private func missingStore(slot: Int) -> StoreError {
+        let place: String
+        switch link.target {
+        case .server(let address): place = "Redis at \(address)\(address.database == 0 ? "/0" : "")"
+        case .cluster(let address): place = "Redis Cluster at \(address)"
+        }
+        return .storage(
+            "\(place) holds no Longlink store: no key \(String(decoding: keys.epoch(slot), as: UTF8.self)) "
+                + "(check the address, the database number and the key prefix; a store read from is opened read-only, "
+                + "nothing is created)",
+            retryable: false
+        )
     }
 
     /// Reads the epoch of `slot` again (after the apply script answered `EPOCH`).

@@ -82,4 +82,22 @@ struct ByteBufferTests {
         #expect(a == b)
         #expect(a != ByteBuffer(bytes: [1, 3]))
     }
+
+    @Test("rewriting the readable tail in place keeps what the body keeps and leaves the bytes before it alone")
+    func rewriteTail() {
+        var buffer = ByteBuffer(bytes: [1, 2, 3, 10, 11, 12, 13])
+        buffer.moveReaderIndex(forwardBy: 1)
+        buffer.rewriteReadableTail(4) { raw in
+            #expect(Array(raw) == [10, 11, 12, 13])
+            raw[0] = 20
+            raw[1] = 21
+            return 2
+        }
+        #expect(buffer.readableArray == [2, 3, 20, 21])
+        buffer.writeBytes([5])
+        #expect(buffer.readableArray == [2, 3, 20, 21, 5])
+        var emptied = ByteBuffer(bytes: [7, 8])
+        emptied.rewriteReadableTail(2) { _ in 0 }
+        #expect(emptied.readableBytes == 0 && emptied.readerIndex == 0 && emptied.writerIndex == 0)
+    }
 }

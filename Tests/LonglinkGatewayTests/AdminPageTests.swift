@@ -32,6 +32,7 @@ struct AdminPageTests {
         #expect(dom.contains("order://taxi/8812 is driver_assigned"))
         #expect(dom.contains("dispatching → driver_assigned"))
         #expect(dom.contains("driver_id=d-42 eta_seconds=240"))
+        #expect(dom.contains("subscribed now: 1 connection(s), 1 user(s) dev via "), "presence of the order missing")
         #expect(Self.count(of: "class=\"tap-row\"", in: dom) == 3, "tapped changes missing")
         #expect(dom.contains("class=\"connection-row\"><td>\(connected.clientID)</td>"), "connection list missing")
         #expect(dom.contains("<code>order://taxi/8812</code></td><td>1</td>"), "top routes missing")

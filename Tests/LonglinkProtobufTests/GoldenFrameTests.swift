@@ -47,6 +47,22 @@ struct GoldenFrameTests {
         ("client_subscribe", .client(.subscribe(SubscribeRequest(
             requestID: 1, route: "order://taxi/8812", since: StreamPosition(epoch: 7, offset: 41))))),
         ("client_ack", .client(.ack(Ack(route: "order://taxi/8812", offset: 3)))),
+        // Presence (added compatibly: new frame kinds 20-22 and Subscribe.presence_events; the frames above are unchanged).
+        ("client_presence", .client(.presence(PresenceRequest(requestID: 12, route: "order://taxi/8812")))),
+        ("client_subscribe_presence_events", .client(.subscribe(SubscribeRequest(
+            requestID: 2, route: "order://taxi/*", presenceEvents: true)))),
+        ("server_presence_reply", .server(.presenceReply(PresenceReply(
+            requestID: 12, route: Samples.taxi8812, count: 2, users: 2, countsOnly: false,
+            members: [
+                PresenceMember(userID: "rider-1", clientName: "rider-app/3.1", connectionID: "c65",
+                               sinceMillis: 1_732_900_000_000, nodeID: "a"),
+                PresenceMember(userID: "driver-42", clientName: "driver-app/7.0", connectionID: "c129",
+                               sinceMillis: 1_732_900_000_615, nodeID: "b"),
+            ])))),
+        ("server_presence_event", .server(.presenceEvent(PresenceEvent(
+            route: Samples.taxi8812, joined: false,
+            member: PresenceMember(userID: "driver-42", clientName: "driver-app/7.0", connectionID: "c129",
+                                   sinceMillis: 1_732_900_000_615, nodeID: "b"))))),
     ]
 
     static func fixture(_ name: String) throws -> [UInt8] {

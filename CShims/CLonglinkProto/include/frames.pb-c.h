@@ -29,6 +29,7 @@ typedef struct Longlink__V1__Ack Longlink__V1__Ack;
 typedef struct Longlink__V1__Ping Longlink__V1__Ping;
 typedef struct Longlink__V1__Pong Longlink__V1__Pong;
 typedef struct Longlink__V1__Refresh Longlink__V1__Refresh;
+typedef struct Longlink__V1__PresenceRequest Longlink__V1__PresenceRequest;
 typedef struct Longlink__V1__Connected Longlink__V1__Connected;
 typedef struct Longlink__V1__Subscribed Longlink__V1__Subscribed;
 typedef struct Longlink__V1__Unsubscribed Longlink__V1__Unsubscribed;
@@ -39,6 +40,9 @@ typedef struct Longlink__V1__Error Longlink__V1__Error;
 typedef struct Longlink__V1__Disconnect Longlink__V1__Disconnect;
 typedef struct Longlink__V1__DeliveryReceipt Longlink__V1__DeliveryReceipt;
 typedef struct Longlink__V1__TokenExpiring Longlink__V1__TokenExpiring;
+typedef struct Longlink__V1__PresenceMember Longlink__V1__PresenceMember;
+typedef struct Longlink__V1__PresenceReply Longlink__V1__PresenceReply;
+typedef struct Longlink__V1__PresenceEvent Longlink__V1__PresenceEvent;
 
 
 /* --- enums --- */
@@ -120,6 +124,10 @@ typedef enum _Longlink__V1__ErrorCode {
    */
   LONGLINK__V1__ERROR_CODE__ERROR_CODE_MALFORMED_ROUTE = 407,
   /*
+   * the target state is not a state of the order's line
+   */
+  LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_STATE = 408,
+  /*
    * the state machine does not allow this transition
    */
   LONGLINK__V1__ERROR_CODE__ERROR_CODE_ILLEGAL_TRANSITION = 409,
@@ -139,6 +147,10 @@ typedef enum _Longlink__V1__ErrorCode {
    * the change conflicts with the stored history
    */
   LONGLINK__V1__ERROR_CODE__ERROR_CODE_STALE_CHANGE = 413,
+  /*
+   * the idempotency key was used on this order for a different change
+   */
+  LONGLINK__V1__ERROR_CODE__ERROR_CODE_IDEMPOTENCY_CONFLICT = 414,
   /*
    * a field of the request is invalid
    */
@@ -230,7 +242,8 @@ typedef enum {
   LONGLINK__V1__CLIENT_FRAME__KIND_SUBSCRIBE = 16,
   LONGLINK__V1__CLIENT_FRAME__KIND_UNSUBSCRIBE = 17,
   LONGLINK__V1__CLIENT_FRAME__KIND_CONNECT = 18,
-  LONGLINK__V1__CLIENT_FRAME__KIND_REFRESH = 19
+  LONGLINK__V1__CLIENT_FRAME__KIND_REFRESH = 19,
+  LONGLINK__V1__CLIENT_FRAME__KIND_PRESENCE = 20
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(LONGLINK__V1__CLIENT_FRAME__KIND__CASE)
 } Longlink__V1__ClientFrame__KindCase;
 
@@ -251,6 +264,7 @@ struct  Longlink__V1__ClientFrame
     Longlink__V1__Unsubscribe *unsubscribe;
     Longlink__V1__Connect *connect;
     Longlink__V1__Refresh *refresh;
+    Longlink__V1__PresenceRequest *presence;
   };
 };
 #define LONGLINK__V1__CLIENT_FRAME__INIT \
@@ -270,7 +284,9 @@ typedef enum {
   LONGLINK__V1__SERVER_FRAME__KIND_ERROR = 8,
   LONGLINK__V1__SERVER_FRAME__KIND_TOKEN_EXPIRING = 9,
   LONGLINK__V1__SERVER_FRAME__KIND_CONNECTED = 10,
-  LONGLINK__V1__SERVER_FRAME__KIND_DISCONNECT = 11
+  LONGLINK__V1__SERVER_FRAME__KIND_DISCONNECT = 11,
+  LONGLINK__V1__SERVER_FRAME__KIND_PRESENCE_REPLY = 21,
+  LONGLINK__V1__SERVER_FRAME__KIND_PRESENCE_EVENT = 22
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(LONGLINK__V1__SERVER_FRAME__KIND__CASE)
 } Longlink__V1__ServerFrame__KindCase;
 
@@ -293,6 +309,8 @@ struct  Longlink__V1__ServerFrame
     Longlink__V1__TokenExpiring *token_expiring;
     Longlink__V1__Connected *connected;
     Longlink__V1__Disconnect *disconnect;
+    Longlink__V1__PresenceReply *presence_reply;
+    Longlink__V1__PresenceEvent *presence_event;
   };
 };
 #define LONGLINK__V1__SERVER_FRAME__INIT \
@@ -500,10 +518,14 @@ struct  Longlink__V1__Subscribe
    * absent for a fresh subscription
    */
   Longlink__V1__Position *since;
+  /*
+   * also send `PresenceEvent`s (join/leave) for this route; off by default
+   */
+  protobuf_c_boolean presence_events;
 };
 #define LONGLINK__V1__SUBSCRIBE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__subscribe__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, NULL }
+    , 0, (char *)protobuf_c_empty_string, NULL, 0 }
 
 
 /*
@@ -605,6 +627,21 @@ struct  Longlink__V1__Refresh
 #define LONGLINK__V1__REFRESH__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__refresh__descriptor) \
     , (char *)protobuf_c_empty_string }
+
+
+/*
+ * Asks who is subscribed to a route now (the token's routes must cover it); answered by `PresenceReply` or `Error`
+ * with the same request id.
+ */
+struct  Longlink__V1__PresenceRequest
+{
+  ProtobufCMessage base;
+  uint32_t request_id;
+  char *route;
+};
+#define LONGLINK__V1__PRESENCE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__presence_request__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -831,6 +868,68 @@ struct  Longlink__V1__TokenExpiring
 #define LONGLINK__V1__TOKEN_EXPIRING__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__token_expiring__descriptor) \
     , 0 }
+
+
+/*
+ * One subscriber of a route: who (the token's `sub`), with which client, on which connection, since when.
+ */
+struct  Longlink__V1__PresenceMember
+{
+  ProtobufCMessage base;
+  char *user_id;
+  char *client_name;
+  char *connection_id;
+  uint64_t since_ms;
+  char *node_id;
+};
+#define LONGLINK__V1__PRESENCE_MEMBER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__presence_member__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Who is subscribed to a route now, over every node. Above the server's counts-only threshold `members` is empty
+ * and `counts_only` is set: `count` and `users` are still exact.
+ */
+struct  Longlink__V1__PresenceReply
+{
+  ProtobufCMessage base;
+  uint32_t request_id;
+  char *route;
+  /*
+   * subscriptions (connections)
+   */
+  uint32_t count;
+  /*
+   * distinct user ids
+   */
+  uint32_t users;
+  protobuf_c_boolean counts_only;
+  size_t n_members;
+  Longlink__V1__PresenceMember **members;
+};
+#define LONGLINK__V1__PRESENCE_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__presence_reply__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0,NULL }
+
+
+/*
+ * Someone subscribed to (joined) or left a route this connection subscribed to with `presence_events`.
+ * Not sent for routes over the counts-only threshold.
+ */
+struct  Longlink__V1__PresenceEvent
+{
+  ProtobufCMessage base;
+  char *route;
+  /*
+   * false: left
+   */
+  protobuf_c_boolean joined;
+  Longlink__V1__PresenceMember *member;
+};
+#define LONGLINK__V1__PRESENCE_EVENT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__presence_event__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, NULL }
 
 
 /* Longlink__V1__ClientFrame methods */
@@ -1099,6 +1198,25 @@ Longlink__V1__Refresh *
 void   longlink__v1__refresh__free_unpacked
                      (Longlink__V1__Refresh *message,
                       ProtobufCAllocator *allocator);
+/* Longlink__V1__PresenceRequest methods */
+void   longlink__v1__presence_request__init
+                     (Longlink__V1__PresenceRequest         *message);
+size_t longlink__v1__presence_request__get_packed_size
+                     (const Longlink__V1__PresenceRequest   *message);
+size_t longlink__v1__presence_request__pack
+                     (const Longlink__V1__PresenceRequest   *message,
+                      uint8_t             *out);
+size_t longlink__v1__presence_request__pack_to_buffer
+                     (const Longlink__V1__PresenceRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Longlink__V1__PresenceRequest *
+       longlink__v1__presence_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   longlink__v1__presence_request__free_unpacked
+                     (Longlink__V1__PresenceRequest *message,
+                      ProtobufCAllocator *allocator);
 /* Longlink__V1__Connected methods */
 void   longlink__v1__connected__init
                      (Longlink__V1__Connected         *message);
@@ -1289,6 +1407,63 @@ Longlink__V1__TokenExpiring *
 void   longlink__v1__token_expiring__free_unpacked
                      (Longlink__V1__TokenExpiring *message,
                       ProtobufCAllocator *allocator);
+/* Longlink__V1__PresenceMember methods */
+void   longlink__v1__presence_member__init
+                     (Longlink__V1__PresenceMember         *message);
+size_t longlink__v1__presence_member__get_packed_size
+                     (const Longlink__V1__PresenceMember   *message);
+size_t longlink__v1__presence_member__pack
+                     (const Longlink__V1__PresenceMember   *message,
+                      uint8_t             *out);
+size_t longlink__v1__presence_member__pack_to_buffer
+                     (const Longlink__V1__PresenceMember   *message,
+                      ProtobufCBuffer     *buffer);
+Longlink__V1__PresenceMember *
+       longlink__v1__presence_member__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   longlink__v1__presence_member__free_unpacked
+                     (Longlink__V1__PresenceMember *message,
+                      ProtobufCAllocator *allocator);
+/* Longlink__V1__PresenceReply methods */
+void   longlink__v1__presence_reply__init
+                     (Longlink__V1__PresenceReply         *message);
+size_t longlink__v1__presence_reply__get_packed_size
+                     (const Longlink__V1__PresenceReply   *message);
+size_t longlink__v1__presence_reply__pack
+                     (const Longlink__V1__PresenceReply   *message,
+                      uint8_t             *out);
+size_t longlink__v1__presence_reply__pack_to_buffer
+                     (const Longlink__V1__PresenceReply   *message,
+                      ProtobufCBuffer     *buffer);
+Longlink__V1__PresenceReply *
+       longlink__v1__presence_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   longlink__v1__presence_reply__free_unpacked
+                     (Longlink__V1__PresenceReply *message,
+                      ProtobufCAllocator *allocator);
+/* Longlink__V1__PresenceEvent methods */
+void   longlink__v1__presence_event__init
+                     (Longlink__V1__PresenceEvent         *message);
+size_t longlink__v1__presence_event__get_packed_size
+                     (const Longlink__V1__PresenceEvent   *message);
+size_t longlink__v1__presence_event__pack
+                     (const Longlink__V1__PresenceEvent   *message,
+                      uint8_t             *out);
+size_t longlink__v1__presence_event__pack_to_buffer
+                     (const Longlink__V1__PresenceEvent   *message,
+                      ProtobufCBuffer     *buffer);
+Longlink__V1__PresenceEvent *
+       longlink__v1__presence_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   longlink__v1__presence_event__free_unpacked
+                     (Longlink__V1__PresenceEvent *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Longlink__V1__ClientFrame_Closure)
@@ -1333,6 +1508,9 @@ typedef void (*Longlink__V1__Pong_Closure)
 typedef void (*Longlink__V1__Refresh_Closure)
                  (const Longlink__V1__Refresh *message,
                   void *closure_data);
+typedef void (*Longlink__V1__PresenceRequest_Closure)
+                 (const Longlink__V1__PresenceRequest *message,
+                  void *closure_data);
 typedef void (*Longlink__V1__Connected_Closure)
                  (const Longlink__V1__Connected *message,
                   void *closure_data);
@@ -1363,6 +1541,15 @@ typedef void (*Longlink__V1__DeliveryReceipt_Closure)
 typedef void (*Longlink__V1__TokenExpiring_Closure)
                  (const Longlink__V1__TokenExpiring *message,
                   void *closure_data);
+typedef void (*Longlink__V1__PresenceMember_Closure)
+                 (const Longlink__V1__PresenceMember *message,
+                  void *closure_data);
+typedef void (*Longlink__V1__PresenceReply_Closure)
+                 (const Longlink__V1__PresenceReply *message,
+                  void *closure_data);
+typedef void (*Longlink__V1__PresenceEvent_Closure)
+                 (const Longlink__V1__PresenceEvent *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1386,6 +1573,7 @@ extern const ProtobufCMessageDescriptor longlink__v1__ack__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__ping__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__pong__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__refresh__descriptor;
+extern const ProtobufCMessageDescriptor longlink__v1__presence_request__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__connected__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__subscribed__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__unsubscribed__descriptor;
@@ -1396,6 +1584,9 @@ extern const ProtobufCMessageDescriptor longlink__v1__error__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__disconnect__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__delivery_receipt__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__token_expiring__descriptor;
+extern const ProtobufCMessageDescriptor longlink__v1__presence_member__descriptor;
+extern const ProtobufCMessageDescriptor longlink__v1__presence_reply__descriptor;
+extern const ProtobufCMessageDescriptor longlink__v1__presence_event__descriptor;
 
 PROTOBUF_C__END_DECLS
 

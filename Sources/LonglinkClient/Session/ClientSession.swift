@@ -16,6 +16,9 @@ public struct ClientSession {
         case publishResult(PublishResult)
         /// A request failed (request id ≠ 0) or the server reported a connection problem.
         case error(ErrorFrame)
+        /// The server refused the subscribe to `route` (permission denied, unknown line, ...); the route is no
+        /// longer wanted (it is not retried on reconnect).
+        case subscriptionRefused(Route, ErrorFrame)
         /// The server is closing the connection.
         case disconnect(Disconnect)
         /// A subscriber acked a record this client published with receipts.
@@ -36,9 +39,13 @@ public struct ClientSession {
         var requestID: UInt32 = 0
         /// Highest offset delivered but not yet acked.
         var unackedOffset: UInt64?
+        /// Join/leave events asked for.
+        var presenceEvents = false
     }
 
     private var routes: [Route: RouteState] = [:]
+    /// For line-wide subscriptions: each order's snapshot as built from the records pushed since (bounded).
+    private var lineSnapshots: [Route: OrderSnapshot] = [:]
     private var connected = false
     private var nextRequestID: UInt32 = 1
     /// Token sent in `connect`.
@@ -92,9 +99,9 @@ public struct ClientSession {
     // MARK: App requests
 
     /// The app wants `route`; returns the subscribe to send now (nil when not connected or already wanted).
-    public mutating func want(_ route: Route) -> ClientFrame? {
+    public mutating func want(_ route: Route, presenceEvents: Bool = false) -> ClientFrame? {
         guard routes[route] == nil else { return nil }
-        routes[route] = RouteState()
+        routes[route] = RouteState(presenceEvents: presenceEvents)
         guard connected else { return nil }
         return subscribeFrame(route)
     }
@@ -108,7 +115,9 @@ public struct ClientSession {
     private mutating func subscribeFrame(_ route: Route) -> ClientFrame {
         let id = makeRequestID()
         routes[route]!.requestID = id
-        return .subscribe(SubscribeRequest(requestID: id, route: route.text, since: routes[route]!.position))
+        // A line-wide subscription is live-only (the server keeps no per-line position): never sent a position.
+        let since = route.isLineWide ? nil : routes[route]!.position
+        return .subscribe(SubscribeRequest(requestID: id, route: route.text, since: since, presenceEvents: routes[route]!.presenceEvents))
     }
 
     // MARK: Inbound frames
@@ -136,6 +145,7 @@ public struct ClientSession {
         case .error(let error):
             if error.requestID != 0, let route = routes.first(where: { $0.value.requestID == error.requestID && !$0.value.active })?.key {
                 routes.removeValue(forKey: route)
+                return [.subscriptionRefused(route, error)]
             }
             return [.error(error)]
         case .disconnect(let disconnect):
@@ -144,6 +154,8 @@ public struct ClientSession {
             return [.receipt(receipt)]
         case .tokenExpiring(let warning):
             return [.tokenExpiring(warning)]
+        case .presenceReply, .presenceEvent:
+            return []  // the driver answers presence requests and hands events to the app before the session
         }
     }
 
@@ -168,7 +180,7 @@ public struct ClientSession {
     }
 
     private mutating func didPush(_ push: Push) -> [Event] {
-        guard var state = routes[push.route], state.active else { return [] }
+        guard var state = routes[push.route], state.active else { return didPushOnLine(push) }
         let record = push.record
         guard isNew(record.position, after: state.position) else { return [] }
         state.snapshot = Self.advance(state.snapshot, with: record)
@@ -177,6 +189,22 @@ public struct ClientSession {
         routes[push.route] = state
         return [.notify(ContentChange(route: push.route, record: record, snapshot: state.snapshot!))]
     }
+
+    /// A push for an order this client follows through a line-wide subscription (`order://taxi/*`) only. Its
+    /// snapshot is built from the records seen since that subscription started: fields set before it are absent
+    /// until a record sets them again (read the order itself for the whole snapshot).
+    private mutating func didPushOnLine(_ push: Push) -> [Event] {
+        guard routes.contains(where: { $0.value.active && $0.key.lineCovers(push.route) }) else { return [] }
+        let record = push.record
+        if let last = lineSnapshots[push.route], !isNew(record.position, after: last.position) { return [] }
+        if lineSnapshots.count >= Self.lineSnapshotLimit { lineSnapshots.removeAll(keepingCapacity: true) }
+        let snapshot = Self.advance(lineSnapshots[push.route], with: record)
+        lineSnapshots[push.route] = snapshot
+        return [.notify(ContentChange(route: push.route, record: record, snapshot: snapshot))]
+    }
+
+    /// Orders whose line-wide snapshots are kept before the table starts over.
+    static let lineSnapshotLimit = 10_000
 
     /// One ack per route with deliveries since the last call: the driver calls this after each read batch.
     public mutating func pendingAcks() -> [ClientFrame] {

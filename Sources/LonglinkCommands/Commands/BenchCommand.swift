@@ -22,6 +22,15 @@ public enum BenchCommand {
             idle     --connections N idle subscribed connections; server RSS per connection and idle CPU
             store    changes/s of the memory and SQLite stores (--messages changes)
             codec    frames/s of the protobuf codec and bytes per push against JSON (--messages iterations)
+            profile  user-space instructions per publish→delivery of the gateway (--binary, memory store, one loop)
+                     and of redis-server, both under valgrind --tool=callgrind, at --counts A,B publishes each
+                     (default: 4 s and 14 s at the rate) of --workloads many-routes (S subscribers each on its own
+                     route, 500/s, 128 B) and broadcast (S on one route, 50/s, 64 B); (instructions at B − at A) /
+                     (deliveries at B − at A), the ratio, and the callgrind files (--profile-dir) for callgrind_annotate
+            http-publish  --connections keep-alive HTTP connections to the backend API (POST /api/v1/publish), closed
+                     loop; changes/s and request→response latency (with --server: the API's HOST:PORT, LONGLINK_TOKEN)
+            line     one order://taxi/* subscriber while --routes orders change at --rate (default 5,000/s); its own
+                     publish→deliver latency, lost, out of order per order
             Without --server a `longlink serve --store memory` child is started on a free port and stopped
             afterwards. --against redis://HOST:PORT runs the same fan-out through Redis pub/sub in the same
             invocation (alternating, --rounds times) and prints the ratio; --against redis starts a
@@ -34,8 +43,12 @@ public enum BenchCommand {
             the Redis baseline stays plain TCP: hiredis 0.14 has no TLS). --source-addresses 8 (or
             127.0.0.1-127.0.0.8, or a comma list) binds connection i to 127.0.0.(1 + i mod 8) before connecting,
             falling over to the next address on EADDRNOTAVAIL, when one address runs out of ephemeral ports.
+            --transport ws (fanout, connect, idle) runs the scenario over raw TCP, then over WebSocket on the same
+            gateway (wss with --tls; with --server, name its WebSocket listener with --ws-server), and reports the
+            WebSocket run's ratio to TCP (throughput) or its extra bytes per idle connection.
             Every run is bounded by --duration and --timeout; Ctrl-C prints what was measured so far.
             """,
+        maximumPositionals: 1,
         options: specs,
         run: run
     )
@@ -71,6 +84,14 @@ public enum BenchCommand {
         ),
         OptionSpec("tls", kind: .flag, help: "every connection over TLS (own gateway: a throwaway CA and certificate)", configurable: false),
         OptionSpec(
+            "transport",
+            default: "tcp",
+            valueName: "tcp|ws",
+            help: "ws: after the TCP run, the same over WebSocket on the same gateway (fanout, connect, idle)",
+            configurable: false
+        ),
+        OptionSpec("ws-server", valueName: "HOST:PORT", help: "--transport ws with --server: its WebSocket listener", configurable: false),
+        OptionSpec(
             "source-addresses",
             valueName: "N|A-B|LIST",
             help: "bind connection i to 127.0.0.(1 + i mod N) (or A-B, or a comma list); next one on EADDRNOTAVAIL",
@@ -94,6 +115,15 @@ public enum BenchCommand {
             help: "store: also a redis:// or redis-cluster:// store behind the StoreWriter, without and with WAIT 1",
             configurable: false
         ),
+        OptionSpec("binary", valueName: "PATH", help: "profile: the longlink binary to measure (default: this one)", configurable: false),
+        OptionSpec("counts", valueName: "A,B", help: "profile: the two publish counts (default: 4 s and 14 s at each workload's rate)", configurable: false),
+        OptionSpec(
+            "workloads",
+            valueName: "LIST",
+            help: "profile: many-routes, broadcast, or both comma-separated (default both)",
+            configurable: false
+        ),
+        OptionSpec("profile-dir", valueName: "DIR", help: "profile: where the callgrind files go (default: a new temporary directory)", configurable: false),
         OptionSpec("from-json", valueName: "FILE", help: "render a saved --json report (table, --svg, --csv) instead of running", configurable: false),
     ]
 
@@ -148,6 +178,28 @@ public enum BenchCommand {
                 throw CommandLineError(error.message)
             }
         }
+        var counts: [Int]?
+        if let text = options.string("counts") {
+            let values = text.split(separator: ",").map { Int($0.filter { !$0.isWhitespace }) }
+            guard values.count == 2, let first = values[0], let second = values[1] else {
+                throw CommandLineError("--counts expects two publish counts, e.g. 2000,7000; got '\(text)'")
+            }
+            counts = [first, second]
+        }
+        var workloads = ProfileWorkload.Kind.allCases
+        if let text = options.string("workloads") {
+            workloads = []
+            for name in text.split(separator: ",").map({ String($0.filter { !$0.isWhitespace }) }) {
+                guard let kind = ProfileWorkload.Kind(rawValue: name) else {
+                    throw CommandLineError("--workloads: unknown workload '\(name)'; many-routes, broadcast")
+                }
+                if !workloads.contains(kind) { workloads.append(kind) }
+            }
+        }
+        let transportText = options.string("transport") ?? "tcp"
+        guard let transport = BenchParameters.Transport(rawValue: transportText) else {
+            throw CommandLineError("--transport must be tcp or ws, got '\(transportText)'")
+        }
         var parameters = BenchParameters(
             scenario: scenario,
             server: options.string("server"),
@@ -174,10 +226,16 @@ public enum BenchCommand {
             publishServer: options.string("publish-server"),
             caFile: options.string("ca-file"),
             insecure: options.flag("insecure"),
-            sourceAddresses: sources
+            sourceAddresses: sources,
+            binary: options.string("binary"),
+            profileCounts: counts,
+            profileWorkloads: workloads,
+            profileDirectory: options.string("profile-dir")
         )
         parameters.crossNode = options.string("cross-node").map { $0.split(separator: ";").map(String.init) } ?? []
         parameters.storeURL = options.string("store-url")
+        parameters.transport = transport
+        parameters.webSocketServer = options.string("ws-server")
         do {
             try parameters.validate()
         } catch {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LonglinkLoop
 import LonglinkProtobuf
+import LonglinkWebSocket
 public import LonglinkStores
 public import LonglinkGateway
 public import LonglinkCore
@@ -15,10 +16,12 @@ public enum ServeCommand {
         summary: "run the gateway",
         details: """
             Starts one event loop per core, each with its own SO_REUSEPORT listener, the Store's single writer on
-            its own thread, and the local broker. SIGTERM or SIGINT drain: stop accepting, send every client a
-            `shutdown` disconnect with a jittered reconnect delay paced over --drain-period, flush, close the
-            store, exit 0.
+            its own thread, and the local broker. A port another process listens on is refused ("address already
+            in use"). SIGTERM or SIGINT drain: stop accepting, send every client a `shutdown` disconnect with a
+            jittered reconnect delay paced over --drain-period, flush, close the store, exit 0; before it serves
+            (waiting for Redis), they end it at once, also with exit 0.
             """,
+        maximumPositionals: 0,
         options: ServeOptions.specs
     ) { options, context in
         let configuration = try ServeConfiguration(options: options)
@@ -40,16 +43,27 @@ public enum ServeCommand {
             sink: StderrLogSink(format: format),
             levelSwitch: levelSwitch
         )
-        let security = try configuration.security.prepare(environment: context.environment, io: context.io)
-        let running = try RunningGateway.start(
-            configuration,
-            security: security,
-            environment: context.environment,
-            logger: logger
-        )
+        // Until the signalfd below watches them, SIGTERM and SIGINT end a start that waits (for Redis, say).
+        let startup = StartupSignalWatch(logger: logger)
+        let security: ServeSecurityConfiguration.Prepared
+        let running: RunningGateway
+        do {
+            security = try configuration.security.prepare(environment: context.environment, io: context.io)
+            running = try RunningGateway.start(configuration, security: security, environment: context.environment, logger: logger)
+        } catch {
+            startup.finish()
+            throw error
+        }
+        startup.finish()
         context.io.err(ServeBanner.text(configuration, running: running, security: security))
         if let admin = running.admin, let listen = configuration.metricsListen {
             context.io.err("operations: http://\(listen.host):\(admin.port)/ (metrics, healthz, readyz, admin page and API)")
+            if let ws = ServeBanner.webSocketURLs(configuration, running: running).ws {
+                context.io.err("example page: http://\(listen.host):\(admin.port)/example#server=\(ws)&order=taxi/8812&token=TOKEN")
+            }
+        }
+        if let api = running.api, let listen = configuration.api.listen {
+            context.io.err("backend API: http://\(listen.host):\(api.port)/api/v1/ (publish, publish/batch, orders)")
         }
         if security.tokenHint == nil {
             logger.warning("running with --insecure-dev: no authentication, every client is admin")
@@ -96,6 +110,10 @@ public final class RunningGateway: Sendable {
     public let divergences: ShadowDivergenceReporter
     /// The operations surface (metrics, health, admin API), when it listens.
     public let admin: AdminServer?
+    /// The backend HTTP API, when it listens.
+    public let api: APIServer?
+    /// Who is subscribed where (`LocalPresence`, or `RedisPresence` with the Redis broker).
+    public let presence: any PresenceStore
 
     private init(
         gateway: Gateway,
@@ -104,9 +122,13 @@ public final class RunningGateway: Sendable {
         observers: ObserverRegistry,
         loopCount: Int,
         divergences: ShadowDivergenceReporter,
-        admin: AdminServer?
+        admin: AdminServer?,
+        api: APIServer?,
+        presence: any PresenceStore
     ) {
         self.admin = admin
+        self.api = api
+        self.presence = presence
         self.divergences = divergences
         self.gateway = gateway
         self.writer = writer
@@ -144,6 +166,7 @@ public final class RunningGateway: Sendable {
             publishesPerSecond: configuration.security.publishRate,
             publishBurst: configuration.security.publishBurst
         )
+        let webSocket = configuration.webSocket.listeners(tls: security.tls, maxFrameSize: configuration.maxFrameSize)
         let gatewayConfiguration = GatewayConfiguration(
             host: configuration.listen.host,
             port: Int(configuration.listen.port),
@@ -153,10 +176,10 @@ public final class RunningGateway: Sendable {
             outboundLimit: configuration.outboundLimit,
             slowPolicy: configuration.slowPolicy == .coalesce ? .coalesce : .disconnect,
             drainPeriod: configuration.drainPeriod,
-            additionalListeners: configuration.security.listeners(security),
+            additionalListeners: configuration.security.listeners(security) + webSocket.listeners,
             admission: configuration.security.admission
         )
-        return try start(
+        let running = try start(
             gateway: gatewayConfiguration,
             store: primary,
             shadow: shadow,
@@ -167,8 +190,13 @@ public final class RunningGateway: Sendable {
             operationsListen: configuration.metricsListen,
             drainAction: { kill(getpid(), SIGTERM) },
             broker: configuration.broker,
-            redis: redis
+            redis: redis,
+            api: configuration.api.listen.map { ($0, configuration.api.limits) },
+            presence: configuration.presence
         )
+        // The admin and example pages are served by the operations listener: same host, another port.
+        if let admin = running.admin { webSocket.origins.trust(port: admin.port) }
+        return running
     }
 
     /// Opens the store(s), starts the writer, the broker and the gateway. `authorizer` checks connect tokens
@@ -184,7 +212,9 @@ public final class RunningGateway: Sendable {
         operationsListen: HostPort? = nil,
         drainAction: (@Sendable () -> Void)? = nil,
         broker brokerChoice: BrokerChoice = .local,
-        redis: RedisSettings = RedisSettings()
+        redis: RedisSettings = RedisSettings(),
+        api apiListen: (HostPort, APIServer.Configuration)? = nil,
+        presence presenceSettings: ServePresenceConfiguration = ServePresenceConfiguration()
     ) throws -> RunningGateway {
         let reporter = ShadowDivergenceReporter(logger: logger.labeled("shadow"))
         let observers = ObserverRegistry(logger: logger)
@@ -225,14 +255,25 @@ public final class RunningGateway: Sendable {
             throw CommandFailure("cannot open store \(primary): \(error)")
         }
         let loops = gatewayConfiguration.loopCount
+        let presence: any PresenceStore
+        do {
+            presence = try presenceSettings.make(
+                broker: brokerChoice, redis: redis, nodeID: gatewayConfiguration.peer.nodeID, logger: logger
+            )
+        } catch {
+            broker.shutdown()
+            writer.shutdown()
+            throw error
+        }
         let gateway = Gateway(
             configuration: gatewayConfiguration,
             codec: ProtobufFrameCodec(),
-            store: StoreWriterAccess(writer: writer),
+            store: StoreWriterAccess(writer: writer, catalog: catalog),
             broker: broker,
             authorizer: authorizer,
             logger: logger.labeled("gateway"),
-            counters: counters
+            counters: counters,
+            presence: presence
         )
         try broker.start(delivering: gateway.delivery)
         do {
@@ -247,7 +288,7 @@ public final class RunningGateway: Sendable {
         } catch {
             broker.shutdown()
             writer.shutdown()
-            throw CommandFailure("cannot listen on \(gatewayConfiguration.host):\(gatewayConfiguration.port): \(error)")
+            throw CommandFailure("\(error)")
         }
         var admin: AdminServer?
         if let operationsListen {
@@ -268,9 +309,22 @@ public final class RunningGateway: Sendable {
                 gateway.stop()
                 broker.shutdown()
                 writer.shutdown()
-                throw CommandFailure("cannot listen on \(operationsListen) (--metrics-listen): \(error)")
+                throw CommandFailure("\(ListenFailure(address: "\(operationsListen)", error: error)) (--metrics-listen)")
             }
             admin = server
+        }
+        var api: APIServer?
+        if let (listen, limits) = apiListen {
+            do {
+                api = try ServeAPI.start(listen, limits: limits, gateway: gateway, writer: writer, authorizer: authorizer, logger: logger)
+            } catch {
+                admin?.stop()
+                gateway.drain()
+                gateway.stop()
+                broker.shutdown()
+                writer.shutdown()
+                throw error
+            }
         }
         let running = RunningGateway(
             gateway: gateway,
@@ -279,7 +333,9 @@ public final class RunningGateway: Sendable {
             observers: observers,
             loopCount: loops,
             divergences: reporter,
-            admin: admin
+            admin: admin,
+            api: api,
+            presence: presence
         )
         admin?.markReady()
         return running
@@ -290,7 +346,9 @@ public final class RunningGateway: Sendable {
         admin?.markDraining()
         gateway.drain()
         admin?.stop()
+        api?.stop()
         gateway.stop()
+        presence.shutdown()
         writer.shutdown()
         observers.waitUntilDelivered()
         broker.shutdown()

@@ -49,10 +49,16 @@ public struct ServeConfiguration: Sendable {
     public var logLevel: LogLevel
     /// TLS, tokens and admission limits.
     public var security: ServeSecurityConfiguration
+    /// WebSocket listeners for browsers.
+    public var webSocket: ServeWebSocketConfiguration
     /// Where the operations listener (metrics, health, admin) binds; nil when switched off.
     public var metricsListen: HostPort?
     /// Log line format: nil picks text on a terminal and JSON lines otherwise.
     public var logJSON: Bool?
+    /// The backend HTTP API's listener and limits.
+    public var api: ServeAPIConfiguration
+    /// Presence: counts-only threshold and the Redis entries' lifetime.
+    public var presence: ServePresenceConfiguration
 
     /// Validates resolved serve options.
     public init(options: ResolvedOptions) throws(CommandLineError) {
@@ -97,6 +103,9 @@ public struct ServeConfiguration: Sendable {
         }
         logLevel = level
         security = try ServeSecurityConfiguration(options: options)
+        api = try ServeAPIConfiguration(options: options)
+        presence = try ServePresenceConfiguration(options: options)
+        webSocket = try ServeWebSocketConfiguration(options: options)
         let metrics = options.string("metrics-listen") ?? "off"
         metricsListen = metrics == "off" || metrics.isEmpty ? nil : try HostPort(parsing: metrics, option: "metrics-listen")
         switch options.string("log-format") ?? "auto" {

@@ -53,5 +53,6 @@ public enum ServeOptions {
             help: "operations listener: /metrics, /healthz, /readyz, admin API and page ('off' disables)"
         ),
         OptionSpec("log-format", default: "auto", valueName: "FORMAT", help: "auto (text on a terminal, else JSON lines) | json | text"),
-    ] + ServeSecurityConfiguration.specs
+    ] + ServeAPIOptions.specs + ServePresenceOptions.specs + ServeSecurityConfiguration.specs
+        + ServeWebSocketConfiguration.specs
 }

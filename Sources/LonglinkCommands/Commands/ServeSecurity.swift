@@ -36,6 +36,8 @@ public struct ServeSecurityConfiguration: Sendable {
 
     /// The TLS listener's address, if any.
     public var tlsListen: HostPort?
+    /// Whether a WebSocket-over-TLS listener (`--wss-listen`) uses the certificate too.
+    public var secureWebSocket = false
     /// Certificate chain file.
     public var tlsCertificate: String?
     /// Private key file.
@@ -72,8 +74,12 @@ public struct ServeSecurityConfiguration: Sendable {
         if tlsListen != nil && (tlsCertificate == nil || tlsKey == nil) {
             throw CommandLineError("--tls-listen needs --tls-cert FILE and --tls-key FILE")
         }
-        if tlsListen == nil && (tlsCertificate != nil || tlsKey != nil || tlsClientCA != nil) {
-            throw CommandLineError("--tls-cert, --tls-key and --tls-client-ca need --tls-listen HOST:PORT")
+        secureWebSocket = text("wss-listen") != nil
+        if secureWebSocket && (tlsCertificate == nil || tlsKey == nil) {
+            throw CommandLineError("--wss-listen needs --tls-cert FILE and --tls-key FILE")
+        }
+        if tlsListen == nil && !secureWebSocket && (tlsCertificate != nil || tlsKey != nil || tlsClientCA != nil) {
+            throw CommandLineError("--tls-cert, --tls-key and --tls-client-ca need --tls-listen HOST:PORT (or --wss-listen)")
         }
         secretFile = text("secret-file")
         insecureDev = options.flag("insecure-dev")
@@ -105,7 +111,7 @@ public struct ServeSecurityConfiguration: Sendable {
     /// Loads the secret and the certificate files. Refuses to run without a secret unless `--insecure-dev`.
     func prepare(environment: [String: String], io: CommandIO) throws -> Prepared {
         var tls: TLSContext?
-        if tlsListen != nil, let tlsCertificate, let tlsKey {
+        if tlsListen != nil || secureWebSocket, let tlsCertificate, let tlsKey {
             do {
                 tls = try TLSContext(.server(certificateFile: tlsCertificate, privateKeyFile: tlsKey, clientCAFile: tlsClientCA))
             } catch {

@@ -140,6 +140,31 @@ public struct ByteBuffer: Sendable, Equatable {
         return try result.get()
     }
 
+    /// Gives `body` the last `count` readable bytes to rewrite in place; `body` returns how many of them (from
+    /// the front) to keep, and the writer index moves back over the rest. A transport that strips its own framing
+    /// from the bytes it just read (WebSocket) works this way, without a second buffer.
+    public mutating func rewriteReadableTail<E: Error>(
+        _ count: Int,
+        _ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int
+    ) throws(E) {
+        precondition(count >= 0 && count <= readableBytes, "rewrote more than the readable bytes")
+        let start = writerIndex - count
+        let result: Result<Int, E> = storage.withUnsafeMutableBytes { raw in
+            do throws(E) {
+                return .success(try body(UnsafeMutableRawBufferPointer(rebasing: raw[start..<(start + count)])))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let kept = try result.get()
+        precondition(kept >= 0 && kept <= count, "kept more bytes than were given")
+        writerIndex = start + kept
+        if readerIndex == writerIndex {
+            readerIndex = 0
+            writerIndex = 0
+        }
+    }
+
     /// Marks `count` readable bytes as consumed.
     public mutating func moveReaderIndex(forwardBy count: Int) {
         precondition(count >= 0 && count <= readableBytes, "moved the reader index past the writer index")

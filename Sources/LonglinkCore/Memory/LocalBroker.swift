@@ -11,7 +11,13 @@ public final class LocalBroker: Broker {
     private struct State {
         var handler: (any BrokerDelivery)?
         var routes: [Route: Int] = [:]
+        /// Line-wide routes subscribed (`order://taxi/*`): a record of one of their lines is wanted too.
+        var lineRoutes: [Route] = []
         var running = false
+
+        func wants(_ route: Route) -> Bool {
+            routes[route] != nil || (!lineRoutes.isEmpty && lineRoutes.contains { $0.lineCovers(route) })
+        }
     }
 
     private let state = Mutex(State())
@@ -27,7 +33,10 @@ public final class LocalBroker: Broker {
 
     public func subscribe(_ routes: [Route]) throws(BrokerError) {
         let running = state.withLock { state in
-            for route in routes { state.routes[route, default: 0] += 1 }
+            for route in routes {
+                state.routes[route, default: 0] += 1
+                if route.isLineWide && state.routes[route] == 1 { state.lineRoutes.append(route) }
+            }
             return state.running
         }
         guard running else { throw .notRunning }
@@ -38,6 +47,7 @@ public final class LocalBroker: Broker {
             for route in routes {
                 guard let count = state.routes[route] else { continue }
                 state.routes[route] = count > 1 ? count - 1 : nil
+                if route.isLineWide && count == 1 { state.lineRoutes.removeAll { $0 == route } }
             }
         }
     }
@@ -46,7 +56,7 @@ public final class LocalBroker: Broker {
         let route = record.route
         let handler: (any BrokerDelivery)? = try state.withLock { (state) throws(BrokerError) in
             guard state.running else { throw .notRunning }
-            return state.routes[route] != nil ? state.handler : nil
+            return state.wants(route) ? state.handler : nil
         }
         handler?.brokerDidDeliver(record)
     }
@@ -65,7 +75,7 @@ public final class LocalBroker: Broker {
             routes.reserveCapacity(records.count)
             for record in records {
                 let route = record.route
-                guard state.routes[route] != nil else { continue }
+                guard state.wants(route) else { continue }
                 wanted.append(record)
                 routes.append(route)
             }
@@ -83,6 +93,7 @@ public final class LocalBroker: Broker {
             $0.running = false
             $0.handler = nil
             $0.routes.removeAll()
+            $0.lineRoutes.removeAll()
         }
     }
 }

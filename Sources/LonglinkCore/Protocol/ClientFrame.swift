@@ -19,6 +19,8 @@ public enum ClientFrame: Hashable, Sendable {
     case pong
     /// Replaces the connection's token before it expires.
     case refresh(RefreshRequest)
+    /// Asks who is subscribed to a route now; answered with `presenceReply` or `error`.
+    case presence(PresenceRequest)
 }
 
 /// The first frame of a session.
@@ -48,11 +50,14 @@ public struct SubscribeRequest: Hashable, Sendable {
     public var route: String
     /// The last position the client saw, to receive what it missed; nil for a fresh subscription.
     public var since: StreamPosition?
+    /// Also send join/leave `presenceEvent`s for this route (off by default).
+    public var presenceEvents: Bool
 
-    public init(requestID: UInt32, route: String, since: StreamPosition? = nil) {
+    public init(requestID: UInt32, route: String, since: StreamPosition? = nil, presenceEvents: Bool = false) {
         self.requestID = requestID
         self.route = route
         self.since = since
+        self.presenceEvents = presenceEvents
     }
 }
 

@@ -22,6 +22,10 @@ public enum ServerFrame: Hashable, Sendable {
     case deliveryReceipt(DeliveryReceipt)
     /// The token expires soon; send `refresh` with a new one.
     case tokenExpiring(TokenExpiring)
+    /// Who is subscribed to a route (the answer to a `presence` request).
+    case presenceReply(PresenceReply)
+    /// Someone joined or left a route subscribed to with presence events.
+    case presenceEvent(PresenceEvent)
 }
 
 /// Session parameters announced by the server.

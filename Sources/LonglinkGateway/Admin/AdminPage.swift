@@ -1,12 +1,20 @@
-/// The admin page: one self-contained HTML document (inline CSS and JavaScript, no external resources, works
-/// offline) served at `/` and `/admin`. It calls the admin API with the token from `#token=...` in its address
-/// (or typed in), polls `/admin/stats`, `/admin/routes` and `/admin/connections`, looks up orders, and reads the
-/// tap (`/admin/tap`) with a streaming `fetch`, because `EventSource` cannot send an Authorization header.
-/// `#order=taxi/8812` in the address opens that order at load.
+/// The admin page: one HTML document (inline CSS and JavaScript, plus the JavaScript client from this origin's
+/// `/longlink.js`; no external resources, works offline) served at `/` and `/admin`. It calls the admin API with
+/// the token from `#token=...` in its address (or typed in), polls `/admin/stats`, `/admin/routes` and
+/// `/admin/connections`, and looks up orders. It is itself a browser client: with the token (admins may subscribe
+/// to any route) it connects to the gateway's WebSocket listener (found in `/admin/stats`) and follows the order
+/// it shows, and the live tap follows exact routes over that connection; a route pattern (`order://taxi/*`) is
+/// tapped server-side (`/admin/tap`, read with a streaming `fetch`, because `EventSource` cannot send an
+/// Authorization header), as is everything when no WebSocket listener runs. `#order=taxi/8812` opens that order
+/// at load, `#tap=ROUTES` starts the tap on them.
 enum AdminPage {
     /// Only this document's own inline code and same-origin requests.
     static let contentSecurityPolicy =
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'"
+        "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self' ws: wss:; img-src data:; base-uri 'none'; form-action 'none'"
+
+    /// The example page (`/example`): its inline module, the client from this origin, WebSocket connections.
+    static let examplePolicy =
+        "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'"
 
     /// The page's bytes, built once.
     static let bytes: [UInt8] = Array(html.utf8)
@@ -52,6 +60,7 @@ enum AdminPage {
   <h1>longlink</h1>
   <span id="state" class="state">…</span>
   <span id="version" class="muted"></span>
+  <span id="live" class="muted" title="this page's own WebSocket connection to the gateway">live: off</span>
   <span style="flex:1"></span>
   <label class="muted">token <input id="token" type="password" size="18" autocomplete="off"></label>
   <span id="message" class="error"></span>
@@ -82,6 +91,7 @@ enum AdminPage {
       <button>show</button>
     </form>
     <div id="snapshot" class="muted">Enter a business line and an order id.</div>
+    <div id="presence" class="muted"></div>
     <div class="scroll"><table id="history"><thead><tr><th>offset</th><th>from → to</th><th>time</th><th>fields</th></tr></thead><tbody></tbody></table></div>
   </section>
   <section class="wide">
@@ -107,13 +117,20 @@ enum AdminPage {
     <div class="scroll"><table id="tap"><thead><tr><th>time</th><th>route</th><th>offset</th><th>from → to</th><th>fields</th></tr></thead><tbody></tbody></table></div>
   </section>
 </main>
-<script>
-"use strict";
+<script type="module">
+import { LonglinkClient } from "/longlink.js";
 const $ = (selector) => document.querySelector(selector);
 const hash = new URLSearchParams(location.hash.slice(1));
 let token = hash.get("token") || sessionStorage.getItem("longlink-token") || "";
 $("#token").value = token;
-$("#token").addEventListener("change", (e) => { token = e.target.value; sessionStorage.setItem("longlink-token", token); refresh(); restartTap(); });
+$("#token").addEventListener("change", async (e) => {
+  token = e.target.value;
+  sessionStorage.setItem("longlink-token", token);
+  stopLive();
+  await refresh();
+  restartTap();
+  if (shownOrder) followOrder(shownOrder.route, shownOrder.position);
+});
 
 function el(tag, attributes, ...children) {
   const node = document.createElement(tag);
@@ -138,6 +155,48 @@ function fields(record) {
 }
 function transition(record) { return (record.from ? record.from + " → " : "") + record.to; }
 
+/** One console line per live event (tests follow the page this way). */
+const report = (event) => console.log("longlink-admin " + JSON.stringify(event));
+/** Client fields (proto names) the way the admin API names them, for `fields()`. */
+function adminFields(f) {
+  const out = { driver_id: f.driver_id, eta_seconds: f.eta_seconds, cancellation_reason: f.cancellation_reason };
+  if (f.latitude_e6 !== undefined) { out.lat_e6 = f.latitude_e6; out.lon_e6 = f.longitude_e6; }
+  if (f.payload && f.payload.length) out.payload_bytes = f.payload.length;
+  return out;
+}
+
+// The page's own connection to the gateway's WebSocket listener, with the admin token.
+let live = null;
+let liveURL = null;
+function liveAddress(listeners) {
+  const wanted = location.protocol === "https:" ? ["wss"] : ["ws", "wss"];
+  const listener = wanted.map((name) => (listeners || []).find((l) => l.transport === name)).find(Boolean);
+  if (!listener) return null;
+  const host = location.hostname.includes(":") ? "[" + location.hostname + "]" : location.hostname;
+  return listener.transport + "://" + host + ":" + listener.port + (listener.path || "/longlink");
+}
+function ensureLive(listeners) {
+  const url = liveAddress(listeners);
+  if (!url || !token || (live && liveURL === url)) return;
+  stopLive();
+  liveURL = url;
+  live = new LonglinkClient({ url, token: () => token, clientName: "longlink-admin" });
+  live.on("state", (state) => {
+    $("#live").textContent = "live: " + (state.name === "waiting" ? "reconnecting" : state.name);
+    report({ type: "state", name: state.name });
+  });
+  live.on("error", (error) => say(error.message));
+  if (shownOrder && !orderFollow) followOrder(shownOrder.route, shownOrder.position);
+}
+function stopLive() {
+  if (orderFollow) { orderFollow(); orderFollow = null; }
+  if (tap && tap.live) stopTap();
+  live?.close();
+  live = null;
+  liveURL = null;
+  $("#live").textContent = "live: off";
+}
+
 let previous = null;
 async function pollStats() {
   const stats = await api("/admin/stats");
@@ -156,6 +215,7 @@ async function pollStats() {
     $("#rate-accepted").textContent = number((stats.accepted - previous.accepted) / seconds);
   }
   previous = stats;
+  ensureLive(stats.listeners);
 }
 async function pollRoutes() {
   const body = await api("/admin/routes?limit=10");
@@ -188,10 +248,41 @@ async function lookup(line, order) {
     const s = body.snapshot;
     $("#snapshot").replaceChildren(el("span", { id: "snapshot-state" }, s.route + " is " + s.state), el("span", { "class": "muted" }, " · offset " + s.offset + " · updated " + time(s.updated_ms) + " " + fields(s)));
     $("#history tbody").replaceChildren(...body.history.map((r) => el("tr", { "class": "history-row" }, el("td", {}, r.offset), el("td", {}, transition(r)), el("td", {}, time(r.time_ms)), el("td", {}, fields(r)))));
+    followOrder(s.route, { epoch: s.epoch, offset: s.offset });
   } catch (error) {
     $("#snapshot").replaceChildren(el("span", { "class": "error" }, error.message));
     $("#history tbody").replaceChildren();
   }
+  try {
+    const p = await api("/admin/presence?route=" + encodeURIComponent("order://" + line + "/" + order));
+    const who = p.counts_only ? "(counts only)" : p.members.map((m) => m.user + " via " + (m.client || "?") + " (" + m.connection + " on " + m.node + ", since " + time(m.since_ms) + ")").join(", ");
+    $("#presence").textContent = "subscribed now: " + p.count + " connection(s), " + p.users + " user(s) " + who;
+  } catch (error) {
+    $("#presence").replaceChildren(el("span", { "class": "error" }, error.message));
+  }
+}
+// The order shown follows its changes over the page's WebSocket connection: the snapshot line updates and each
+// new record becomes a history row (records the lookup already listed are not repeated).
+let shownOrder = null;
+let orderFollow = null;
+function showSnapshot(s) {
+  $("#snapshot").replaceChildren(el("span", { id: "snapshot-state" }, s.route + " is " + s.state), el("span", { "class": "muted" }, " · offset " + s.position.offset + " · updated " + time(s.updatedAtMs) + " " + fields(adminFields(s.fields))));
+}
+function followOrder(route, position) {
+  if (orderFollow) { orderFollow(); orderFollow = null; }
+  shownOrder = { route, position };
+  if (!live) return;
+  orderFollow = live.subscribe(route, (change) => {
+    if (!shownOrder || shownOrder.route !== route) return;
+    showSnapshot(change.snapshot);
+    const r = change.record;
+    const last = shownOrder.position;
+    if (change.kind === "change" && (r.position.epoch !== last.epoch || r.position.offset > last.offset)) {
+      $("#history tbody").prepend(el("tr", { "class": "history-row live" }, el("td", {}, r.position.offset), el("td", {}, (r.fromState ? r.fromState + " → " : "") + r.state), el("td", {}, time(r.timestampMs)), el("td", {}, fields(adminFields(r.fields)))));
+      shownOrder.position = r.position;
+    }
+    report({ type: "order", kind: change.kind, offset: r.position.offset, state: r.state });
+  });
 }
 $("#lookup").addEventListener("submit", (e) => { e.preventDefault(); lookup($("#lookup-line").value, $("#lookup-order").value); });
 
@@ -201,7 +292,26 @@ function addTapRow(record) {
   body.prepend(el("tr", { "class": "tap-row" }, el("td", {}, time(record.time_ms)), el("td", {}, el("code", {}, record.route)), el("td", {}, record.epoch + ":" + record.offset), el("td", {}, transition(record)), el("td", {}, fields(record))));
   while (body.children.length > 100) body.lastChild.remove();
 }
-async function startTap() {
+function startTap() {
+  const routes = $("#tap-route").value.trim().split(/[\s,]+/).filter(Boolean);
+  if (live && routes.length && routes.every((route) => !route.includes("*"))) startLiveTap(routes);
+  else startServerTap();
+}
+/** Exact routes: subscribed over the page's WebSocket connection; each new record becomes a row. */
+function startLiveTap(routes) {
+  const state = $("#tap-state").value;
+  const stops = routes.map((route) => live.subscribe(route, (change) => {
+    if (change.kind !== "change" || (state && change.record.state !== state)) return;
+    const r = change.record;
+    addTapRow({ time_ms: r.timestampMs, route, epoch: r.position.epoch, offset: r.position.offset, from: r.fromState, to: r.state, ...adminFields(r.fields) });
+    report({ type: "tap", route, offset: r.position.offset, state: r.state });
+  }));
+  tap = { live: true, abort: () => stops.forEach((stop) => stop()) };
+  $("#tap-toggle").textContent = "stop";
+  $("#tap-status").textContent = "live over WebSocket (" + routes.join(", ") + ")";
+}
+/** Patterns (or no WebSocket listener): the server's tap, a streaming fetch of `/admin/tap`. */
+async function startServerTap() {
   const controller = new AbortController();
   tap = controller;
   $("#tap-toggle").textContent = "stop";
@@ -232,15 +342,15 @@ async function startTap() {
   }
   if (tap === controller) { tap = null; $("#tap-toggle").textContent = "start"; }
 }
-function stopTap() { if (tap) { tap.abort(); tap = null; } $("#tap-toggle").textContent = "start"; }
+function stopTap() { if (tap) { tap.abort(); tap = null; } $("#tap-toggle").textContent = "start"; $("#tap-status").textContent = "stopped"; }
 function restartTap() { stopTap(); if (token) startTap(); }
 $("#tap-toggle").addEventListener("click", () => { if (tap) stopTap(); else startTap(); });
 $("#conn-filter").addEventListener("input", () => pollConnections().catch((error) => say(error.message)));
 $("#conn-sort").addEventListener("change", () => pollConnections().catch((error) => say(error.message)));
 
-refresh();
+if (hash.get("tap")) $("#tap-route").value = hash.get("tap");
 setInterval(refresh, 2000);
-if (token) startTap();
+refresh().then(() => { if (token) startTap(); });
 const wanted = (hash.get("order") || "").split("/");
 if (wanted.length === 2 && token) { $("#lookup-line").value = wanted[0]; $("#lookup-order").value = wanted[1]; lookup(wanted[0], wanted[1]); }
 </script>

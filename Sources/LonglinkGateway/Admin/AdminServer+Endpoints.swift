@@ -11,14 +11,16 @@ extension AdminServer {
         method: String,
         _ request: HTTPRequest,
         _ exchange: HTTPExchange,
+        principal: Principal,
         context: LoopContext
     ) -> HTTPResponse? {
         switch (method, path.first) {
         case ("GET", "connections"): return connections(request, exchange)
         case ("POST", "connections"): return disconnect(clientID: path[1], request, exchange)
         case ("GET", "tap"): return tap(request, exchange)
-        case ("POST", "publish"): return publish(request, exchange)
+        case ("POST", "publish"): return publish(request, exchange, principal: principal)
         case ("GET", "orders"): return order(line: path[1], id: path[2], exchange)
+        case ("GET", "presence"): return presence(request, exchange)
         case ("POST", "drain"): return drain()
         case ("GET", "stats"): return .json(stats())
         case ("GET", "routes"): return routes(request, exchange)
@@ -74,6 +76,7 @@ extension AdminServer {
             ("outbound_bytes", .int(Int64(info.outboundBytes))),
             ("last_activity_ms_ago", .int(Int64(clamping: info.lastActivityMillisAgo))),
             ("tls", .bool(info.tls)),
+            ("transport", .string(info.transport)),
             ("client", .string(info.client)),
             ("loop", .int(Int64(info.loop))),
         ])
@@ -122,7 +125,7 @@ extension AdminServer {
 
     // MARK: Orders
 
-    private func publish(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
+    private func publish(_ request: HTTPRequest, _ exchange: HTTPExchange, principal: Principal) -> HTTPResponse? {
         let change: OrderChange
         do {
             change = try Self.change(from: JSONValue.parse(request.body))
@@ -131,6 +134,8 @@ extension AdminServer {
         } catch {
             return .error(.unprocessableContent, "\(error)")
         }
+        // The same check as publish frames (admins pass it today; a publisher-facing HTTP API reuses it).
+        if let denial = principal.publishDenial(for: change.route) { return AdminJSON.refusal(denial) }
         let counters = gateway.counters
         store.apply(change) { result in
             counters.recordPublish(result)
@@ -251,6 +256,11 @@ extension AdminServer {
             ("slow_disconnects", .int(Int64(stats.slowDisconnects))),
             ("recoveries", .int(Int64(stats.recoveries))),
             ("tap_clients", .int(Int64(tapClients.load(ordering: .relaxed)))),
+            ("listeners", .array(gateway.listeners.map { listener in
+                var members: [(String, JSONValue)] = [("transport", .string(listener.transport)), ("port", .int(Int64(listener.port)))]
+                if let path = listener.path { members.append(("path", .string(path))) }
+                return .object(members)
+            })),
         ])
     }
 

@@ -15,6 +15,7 @@ import Synchronization
 ///     GET  /admin/tap?route=&line=&state=&recent=   Server-Sent Events, one `data: {json}` per stored record
 ///     POST /admin/publish                    {"order","line","state", fields..., "idempotency_key"}
 ///     GET  /admin/orders/{line}/{id}         snapshot and retained history
+///     GET  /admin/presence?route=            who is subscribed to a route, over every node
 ///     POST /admin/drain                      drain the node (as SIGTERM does)
 ///     GET  /admin/stats, /admin/routes?limit=   counters and top routes (for the page)
 ///     GET|PUT /admin/log-level               {"level": "debug"}
@@ -180,6 +181,21 @@ public final class AdminServer: Sendable {
                 body: AdminPage.bytes
             )
         }
+        if segments == ["longlink.js"] {
+            return HTTPResponse(
+                status: .ok,
+                headers: [("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "no-cache")],
+                body: ClientAssets.script
+            )
+        }
+        if segments == ["example"] {
+            return HTTPResponse(
+                status: .ok,
+                headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"),
+                          ("Content-Security-Policy", AdminPage.examplePolicy)],
+                body: ClientAssets.example
+            )
+        }
         switch segments.first {
         case "metrics":
             return HTTPResponse(status: .ok, headers: [("Content-Type", PrometheusText.contentType)], body: Array(metricsText().utf8))
@@ -188,8 +204,11 @@ public final class AdminServer: Sendable {
         case "readyz":
             return readyz(exchange, context: context)
         default:
-            if let refusal = authenticate(request) { return refusal }
-            return admin(Array(segments.dropFirst()), method: method, request, exchange, context: context)
+            switch authenticate(request) {
+            case .refused(let refusal): return refusal
+            case .admitted(let principal):
+                return admin(Array(segments.dropFirst()), method: method, request, exchange, principal: principal, context: context)
+            }
         }
     }
 
@@ -197,12 +216,12 @@ public final class AdminServer: Sendable {
     static func methods(for segments: [String]) -> [String] {
         switch segments.count {
         case 0: return ["GET"]
-        case 1: return ["metrics", "healthz", "readyz", "admin"].contains(segments[0]) ? ["GET"] : []
+        case 1: return ["metrics", "healthz", "readyz", "admin", "longlink.js", "example"].contains(segments[0]) ? ["GET"] : []
         default: break
         }
         guard segments[0] == "admin" else { return [] }
         switch Array(segments.dropFirst()) {
-        case ["connections"], ["tap"], ["stats"], ["routes"], ["toggles"]: return ["GET"]
+        case ["connections"], ["tap"], ["stats"], ["routes"], ["toggles"], ["presence"]: return ["GET"]
         case ["publish"], ["drain"]: return ["POST"]
         case ["log-level"]: return ["GET", "PUT"]
         case let rest where rest.count == 3 && rest[0] == "connections" && rest[2] == "disconnect": return ["POST"]
@@ -212,16 +231,23 @@ public final class AdminServer: Sendable {
         }
     }
 
-    /// Checks `Authorization: Bearer <token>` for the admin role; nil when admitted, the refusal otherwise. The
-    /// token itself is never logged.
-    func authenticate(_ request: HTTPRequest) -> HTTPResponse? {
+    /// The outcome of checking a request's credentials.
+    enum Authentication {
+        /// The token is valid and has the admin role.
+        case admitted(Principal)
+        /// The response to send instead (401 or 403).
+        case refused(HTTPResponse)
+    }
+
+    /// Checks `Authorization: Bearer <token>` for the admin role. The token itself is never logged.
+    func authenticate(_ request: HTTPRequest) -> Authentication {
         guard let header = request.header("authorization") else {
-            return challenge(.unauthorized, "missing Authorization: Bearer <token>")
+            return .refused(challenge(.unauthorized, "missing Authorization: Bearer <token>"))
         }
         // "Bearer" with an empty token is passed on: the authorizer decides (the development one admits it).
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count >= 1, parts[0].lowercased() == "bearer" else {
-            return challenge(.unauthorized, "Authorization must be 'Bearer <token>'")
+            return .refused(challenge(.unauthorized, "Authorization must be 'Bearer <token>'"))
         }
         let token = parts.count == 2 ? String(parts[1]).trimmingCharacters(in: " ") : ""
         let principal: Principal
@@ -229,13 +255,13 @@ public final class AdminServer: Sendable {
             principal = try authorizer.authenticate(token: token, nowMillis: clock.nowMillis())
         } catch {
             logger.notice("admin request refused: \(error)", [("path", request.path)])
-            return challenge(.unauthorized, "\(error)")
+            return .refused(challenge(.unauthorized, "\(error)"))
         }
         guard principal.role == .admin else {
             logger.notice("admin request without the admin role", [("user", principal.userID), ("path", request.path)])
-            return .error(.forbidden, "the admin role is required")
+            return .refused(.error(.forbidden, "the admin role is required"))
         }
-        return nil
+        return .admitted(principal)
     }
 
     private func challenge(_ status: HTTPStatus, _ message: String) -> HTTPResponse {

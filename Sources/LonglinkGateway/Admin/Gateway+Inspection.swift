@@ -18,6 +18,8 @@ public struct ConnectionInfo: Sendable, Hashable {
     public var lastActivityMillisAgo: UInt64
     /// Whether it arrived over TLS.
     public var tls: Bool
+    /// Its transport: `tcp`, `tls`, `ws` or `wss`.
+    public var transport: String = "tcp"
     /// The client software's name from `connect`.
     public var client: String
     /// The event loop serving it.
@@ -32,7 +34,31 @@ public struct GatewayInspection: Sendable {
     public var routeSubscribers: [String: Int]
 }
 
+/// One of the gateway's client listeners, as the admin API shows it (pages find the WebSocket endpoint here).
+public struct ListenerSummary: Sendable, Hashable {
+    /// `tcp`, `tls`, `ws` or `wss`.
+    public var transport: String
+    /// The address it is bound to.
+    public var host: String
+    /// The bound port.
+    public var port: Int
+    /// The URL path (WebSocket), if any.
+    public var path: String?
+}
+
 extension Gateway {
+    /// The client listeners with their bound ports (empty before `start()`): the main one first.
+    public var listeners: [ListenerSummary] {
+        let configuration = shared.configuration
+        let specs = [GatewayListener(host: configuration.host, port: configuration.port, transport: configuration.transport)]
+            + configuration.additionalListeners
+        return specs.enumerated().compactMap { index, spec in
+            let port = port(ofListener: index)
+            guard port > 0 else { return nil }
+            return ListenerSummary(transport: spec.transport.name, host: spec.host, port: port, path: spec.transport.path)
+        }
+    }
+
     /// The gateway's event loops (empty before `start()`). The operations listener runs on the first one.
     public var eventLoops: [EventLoop] { shared.loops.withLock { $0 } }
 
@@ -91,6 +117,7 @@ extension LoopGateway {
                 outboundBytes: connection.queuedBytes,
                 lastActivityMillisAgo: now &- min(now, connection.lastActivityMillis),
                 tls: connection.isTLS,
+                transport: connection.transportName.text,
                 client: connection.peer.clientName,
                 loop: context.eventLoop.id
             )

@@ -1,7 +1,8 @@
 import LonglinkCore
 
 /// Renders a gateway's counters as Prometheus metrics (`GET /metrics`). Names follow Prometheus conventions:
-/// `longlink_` prefix, `_total` for counters, base units (`_seconds`, `_bytes`).
+/// `longlink_` prefix, `_total` for counters, base units (`_seconds`, `_bytes`); then the standard `process_*`
+/// metrics (`ProcessMetrics`).
 public enum GatewayMetrics {
     /// Gauges and counters owned by the operations surface rather than the gateway.
     public struct Extras: Sendable {
@@ -33,11 +34,16 @@ public enum GatewayMetrics {
         out.family("longlink_build_info", type: "gauge", help: "Build information; always 1.", [([("version", version)], 1)])
         out.gauge("longlink_ready", help: "1 when the node accepts traffic (not starting, not draining, store reachable).", extras.ready ? 1 : 0)
         let tls = counters.tlsConnectionCount
+        let ws = counters.webSocketConnectionCount
+        let wss = counters.secureWebSocketConnectionCount
         out.family(
             "longlink_connections",
             type: "gauge",
             help: "Open client connections by transport.",
-            [([("transport", "tcp")], Double(max(0, stats.connections - tls))), ([("transport", "tls")], Double(tls))]
+            [
+                ([("transport", "tcp")], Double(max(0, stats.connections - tls - ws - wss))), ([("transport", "tls")], Double(tls)),
+                ([("transport", "ws")], Double(ws)), ([("transport", "wss")], Double(wss)),
+            ]
         )
         out.counter("longlink_connections_accepted_total", help: "Client connections accepted since start.", stats.accepted)
         var refusedReasons = counters.refusedByReason
@@ -109,6 +115,7 @@ public enum GatewayMetrics {
             help: "Busy time per event-loop iteration (sleep excluded), per loop.",
             counters.loopIterationHistograms.sorted { $0.key < $1.key }.map { ([("loop", String($0.key))], $0.value) }
         )
+        ProcessMetrics.read()?.write(to: &out)
         return out.text
     }
 

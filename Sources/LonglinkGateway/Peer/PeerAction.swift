@@ -16,6 +16,8 @@ public enum PeerAction: Hashable, Sendable {
     case acknowledged(Route, offset: UInt64)
     /// Send this disconnect frame, flush, close.
     case close(Disconnect)
+    /// Read who is subscribed to `route` and answer with `presenceReply`.
+    case presence(Route, requestID: UInt32)
 }
 
 /// What the state machine decided about one record for one peer.

@@ -35,6 +35,8 @@ public struct PeerStateMachine {
         var held: [OrderChangeRecord]?
         /// The request that opened it.
         var requestID: UInt32
+        /// Join/leave events were asked for (`subscribe … presence_events`).
+        var presenceEvents = false
     }
 
     /// The current phase.
@@ -141,6 +143,8 @@ public struct PeerStateMachine {
                 return []
             case .refresh(let request):
                 return refresh(request, nowMillis: nowMillis)
+            case .presence(let request):
+                return presence(request)
             }
         }
     }
@@ -181,7 +185,7 @@ public struct PeerStateMachine {
     private mutating func subscribe(_ request: SubscribeRequest) -> [PeerAction] {
         let route: Route
         do {
-            route = try settings.routes.route(parsing: request.route)
+            route = try settings.routes.subscriptionRoute(parsing: request.route)
         } catch .unknownKind {
             return refuse(request.requestID, .unknownRouteKind, "route kind of '\(request.route)' is not served")
         } catch {
@@ -200,12 +204,28 @@ public struct PeerStateMachine {
         guard subscriptions.count < settings.maxSubscriptions else {
             return refuse(request.requestID, .tooManySubscriptions, "at most \(settings.maxSubscriptions) subscriptions")
         }
-        subscriptions[route] = Subscription(lastOffset: 0, epoch: 0, held: [], requestID: request.requestID)
+        subscriptions[route] = Subscription(
+            lastOffset: 0, epoch: 0, held: [], requestID: request.requestID, presenceEvents: request.presenceEvents
+        )
         return [.subscribe(route, since: request.since, requestID: request.requestID)]
     }
 
+    /// Who is subscribed to a route: allowed when the token's routes cover it (as for subscribing).
+    private mutating func presence(_ request: PresenceRequest) -> [PeerAction] {
+        guard let route = try? settings.routes.subscriptionRoute(parsing: request.route) else {
+            return refuse(request.requestID, .malformedRoute, "'\(request.route)' is not a route")
+        }
+        guard principal!.maySubscribe(to: route) else {
+            return violation(request.requestID, .permissionDenied, "token does not allow \(route)")
+        }
+        return [.presence(route, requestID: request.requestID)]
+    }
+
+    /// Whether the subscription to `route` asked for join/leave events.
+    public func wantsPresenceEvents(on route: Route) -> Bool { subscriptions[route]?.presenceEvents ?? false }
+
     private mutating func unsubscribe(_ request: UnsubscribeRequest) -> [PeerAction] {
-        guard let route = try? Route(parsing: request.route) else {
+        guard let route = try? Route(parsingSubscription: request.route) else {
             return refuse(request.requestID, .malformedRoute, "'\(request.route)' is not a route")
         }
         guard subscriptions.removeValue(forKey: route) != nil else {
@@ -215,17 +235,18 @@ public struct PeerStateMachine {
     }
 
     private mutating func publish(_ request: PublishRequest, nowMillis: UInt64) -> [PeerAction] {
-        guard principal!.mayPublish else {
-            return violation(request.requestID, .permissionDenied, "publishing needs the publisher role")
-        }
-        guard takePublishToken(nowMillis: nowMillis) else {
-            return refusePublish(request.requestID, .rateLimited, "more than \(settings.publishesPerSecond) publishes per second")
-        }
         guard let orderID = OrderID(request.orderID) else {
             return refusePublish(request.requestID, .invalidField, "order id '\(request.orderID)' is not [A-Za-z0-9_.-]{1,64}")
         }
         guard let line = BusinessLine(request.line) else {
             return refusePublish(request.requestID, .unknownLine, "business line '\(request.line)' is not a valid name")
+        }
+        // Role and route scope, before the rate bucket: a refused publish costs the publisher no token.
+        if let denial = principal!.publishDenial(for: .order(line, orderID)) {
+            return violation(request.requestID, .permissionDenied, "\(denial)")
+        }
+        guard takePublishToken(nowMillis: nowMillis) else {
+            return refusePublish(request.requestID, .rateLimited, "more than \(settings.publishesPerSecond) publishes per second")
         }
         guard !request.targetState.isEmpty else {
             return refusePublish(request.requestID, .invalidField, "target state is empty")
@@ -288,7 +309,11 @@ public struct PeerStateMachine {
                 )
             )
         ]
-        for record in held where Self.isNewer(record.position, than: subscription) {
+        for record in held where route.isLineWide || Self.isNewer(record.position, than: subscription) {
+            if route.isLineWide {
+                actions.append(.send(.push(Push(route: record.route, record: record))))
+                continue
+            }
             subscription.lastOffset = record.position.offset
             subscription.epoch = record.position.epoch
             actions.append(.send(.push(Push(route: route, record: record))))
@@ -340,6 +365,9 @@ public struct PeerStateMachine {
                 subscription.held!.append(record)
                 return .held
             }
+            // A line-wide subscription is live-only and spans many orders: no position to compare (see
+            // `Route.isLineWide`); the broker delivers each order's records in commit order.
+            if route.isLineWide { return .send }
             guard Self.isNewer(record.position, than: subscription) else { return .ignore }
             subscription.lastOffset = record.position.offset
             subscription.epoch = record.position.epoch

@@ -32,8 +32,12 @@ public final class GatewayCounters: Sendable {
     private let disconnects = Mutex<[UInt32: Int]>([:])
     /// Subscribes with a resume position answered with `recovered = false` (history could not be filled).
     let recoveriesFailed = Atomic<Int>(0)
-    /// Open connections over TLS (the rest are plain TCP).
+    /// Open connections over TLS (the rest are plain TCP, WebSocket or WebSocket over TLS).
     let tlsConnections = Atomic<Int>(0)
+    /// Open WebSocket connections (`ws`).
+    let webSocketConnections = Atomic<Int>(0)
+    /// Open WebSocket connections over TLS (`wss`).
+    let secureWebSocketConnections = Atomic<Int>(0)
     /// Store failures seen by the gateway (storage errors, closed store) on publishes and subscribe reads.
     let storeErrors = Atomic<Int>(0)
     /// Broker failures (subscribe, publish).
@@ -112,6 +116,31 @@ public final class GatewayCounters: Sendable {
     public var storeErrorCount: Int { storeErrors.load(ordering: .relaxed) }
     /// Broker failures so far.
     public var brokerErrorCount: Int { brokerErrors.load(ordering: .relaxed) }
+
+    /// Counts an opened connection in its transport's gauge (plain TCP is the rest of `connections`).
+    func transportOpened(_ name: TransportName) {
+        switch name {
+        case .tcp: break
+        case .tls: tlsConnections.add(1, ordering: .relaxed)
+        case .ws: webSocketConnections.add(1, ordering: .relaxed)
+        case .wss: secureWebSocketConnections.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Counts a closed connection out of its transport's gauge.
+    func transportClosed(_ name: TransportName) {
+        switch name {
+        case .tcp: break
+        case .tls: tlsConnections.subtract(1, ordering: .relaxed)
+        case .ws: webSocketConnections.subtract(1, ordering: .relaxed)
+        case .wss: secureWebSocketConnections.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// Open WebSocket connections (`ws`).
+    public var webSocketConnectionCount: Int { webSocketConnections.load(ordering: .relaxed) }
+    /// Open WebSocket connections over TLS (`wss`).
+    public var secureWebSocketConnectionCount: Int { secureWebSocketConnections.load(ordering: .relaxed) }
 
     /// Counts a disconnect by its numbered reason.
     func recordDisconnect(_ code: DisconnectCode) {

@@ -22,6 +22,10 @@ final class GatewayShared: Sendable {
     let drainedLoops = Atomic<Int>(0)
     /// Connection rate and per-address limits, shared by every loop.
     let admission: ConnectionAdmission
+    /// Who is subscribed where (this node, or every node through Redis).
+    let presence: any PresenceStore
+    /// Subscriptions on this node that asked for presence events: while 0, joins and leaves are not announced.
+    let presenceListenerCount = Atomic<Int>(0)
 
     init(
         configuration: GatewayConfiguration,
@@ -31,8 +35,10 @@ final class GatewayShared: Sendable {
         authorizer: any Authorizer,
         logger: Logger,
         counters: GatewayCounters,
-        clock: any WallClock
+        clock: any WallClock,
+        presence: any PresenceStore = LocalPresence()
     ) {
+        self.presence = presence
         self.configuration = configuration
         self.codec = codec
         self.store = store
@@ -43,6 +49,12 @@ final class GatewayShared: Sendable {
         self.counters = counters
         self.clock = clock
         self.admission = ConnectionAdmission(limits: configuration.admission, nowNanos: MonotonicClock.nanoseconds())
+        // Other nodes' joins and leaves (Redis presence) go to every loop like this node's own.
+        presence.deliverRemoteEvents { [weak self] event in
+            for loop in self?.loops.withLock({ $0 }) ?? [] {
+                loop.execute { context in context.attachment(LoopGateway.self)?.deliverPresenceEvent(event) }
+            }
+        }
     }
 }
 

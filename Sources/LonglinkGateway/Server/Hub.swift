@@ -46,12 +46,15 @@ final class Hub {
     }
 
     private var routes: [Route: Slot] = [:]
+    /// The line-wide routes (`order://taxi/*`) with subscribers on this loop: few, scanned per record.
+    private(set) var lineRoutes: [Route] = []
 
     /// Adds a subscriber; returns true when it is the route's first on this loop (ask the broker for it).
     func add(_ connection: Connection, to route: Route) -> Bool {
         switch routes[route] {
         case nil:
             routes[route] = .one(connection)
+            if route.isLineWide { lineRoutes.append(route) }
             return true
         case .one(let existing):
             guard existing !== connection else { return false }
@@ -75,12 +78,14 @@ final class Hub {
         case .one(let existing):
             guard existing === connection else { return (false, false) }
             routes[route] = nil
+            if route.isLineWide { lineRoutes.removeAll { $0 == route } }
             return (true, true)
         case .many(let subscribers):
             let removed = subscribers.remove(connection)
             switch subscribers.count {
             case 0:
                 routes[route] = nil
+                if route.isLineWide { lineRoutes.removeAll { $0 == route } }
                 return (removed, true)
             case 1:
                 routes[route] = .one(subscribers.connections[0])

@@ -31,6 +31,17 @@ final class LoopGateway {
     private var draining = false
     /// `GatewayConfiguration.outboundLimit`, read per delivery (kept here so no configuration struct is copied).
     let outboundLimit: Int
+    /// Half the limit: reads pause at it (back-pressure), and `coalesce` holds pushes back above it.
+    let outboundHighWater: Int
+    /// A quarter of the limit: paused reads resume at it.
+    let outboundLowWater: Int
+    /// Publishes one connection may have waiting for the Store before its reads pause (one per 256 bytes of
+    /// the limit: what their answers would take in the queue).
+    let maxPendingPublishes: Int
+    /// A peer whose reads are paused and that takes no byte for this long (the pong timeout) is cut as slow.
+    let stallMillis: UInt64
+    /// Whether the slow-consumer policy is `coalesce`.
+    let coalescesSlowReaders: Bool
     /// `GatewayConfiguration.readBudget`, read per read event.
     let readBudget: Int
     /// Store requests were queued this iteration (they are committed together before the loop sleeps).
@@ -52,6 +63,8 @@ final class LoopGateway {
     private var sweepIndex = 0
     /// Connections whose handshake step waits for the next iteration's budget.
     var deferredHandshakes: [Connection] = []
+    /// This loop's subscriptions that asked for presence events (connection id, route); see `LoopGateway+Presence`.
+    var presenceListeners: Set<PresenceListener> = []
 
     init(context: LoopContext, shared: GatewayShared, listeners specs: [ListenerSpec]) throws(IOError) {
         self.context = context
@@ -63,6 +76,11 @@ final class LoopGateway {
         self.shared = shared
         self.frameReader = FrameReader(maxFrameSize: shared.configuration.peer.maxFrameSize)
         self.outboundLimit = shared.configuration.outboundLimit
+        self.outboundHighWater = shared.configuration.outboundLimit / 2
+        self.outboundLowWater = shared.configuration.outboundLimit / 4
+        self.maxPendingPublishes = max(16, shared.configuration.outboundLimit / 256)
+        self.stallMillis = max(1, shared.configuration.peer.pongTimeoutMillis)
+        self.coalescesSlowReaders = shared.configuration.slowPolicy == .coalesce
         self.readBudget = shared.configuration.readBudget
         self.handshakeTokens = max(1, shared.configuration.admission.handshakesPerIteration)
         context.attach(self)
@@ -101,15 +119,15 @@ final class LoopGateway {
         counters.accepted.add(1, ordering: .relaxed)
         if draining || counters.connections.load(ordering: .relaxed) >= shared.configuration.maxConnections {
             counters.recordRefused(draining ? "draining" : "limit")
-            refuse(fd, draining ? .shutdown : .tooManyConnections)
+            refuse(fd, draining ? .shutdown : .tooManyConnections, factory: factory)
             return
         }
         let peerAddress = try? Socket.peerAddress(fd)
         let address = peerAddress?.host ?? "unknown"
-        if let refusal = shared.admission.admit(address: address, nowNanos: context.now) {
+        if let refusal = shared.admission.admit(address: address) {
             counters.refused.add(1, ordering: .relaxed)
             counters.recordDisconnect(refusal.code)
-            refuse(fd, refusal.code, reason: refusal.reason, retryAfterMillis: refusal.retryAfterMillis)
+            refuse(fd, refusal.code, reason: refusal.reason, retryAfterMillis: refusal.retryAfterMillis, factory: factory)
             return
         }
         let transport: any Transport
@@ -133,29 +151,34 @@ final class LoopGateway {
         }
         connections[id] = connection
         counters.connections.add(1, ordering: .relaxed)
-        if factory.isEncrypted {
-            connection.isTLS = true
-            counters.tlsConnections.add(1, ordering: .relaxed)
-        }
+        connection.isTLS = factory.isEncrypted
+        connection.transportName = TransportName(factory)
+        counters.transportOpened(connection.transportName)
         connection.startHandshake()
     }
 
     /// Answers a connection we will not serve with a numbered disconnect, best effort, and closes it.
     /// The bytes go out in the clear, before any transport handshake: a TLS client sees a failed handshake and
     /// retries later, as it would for any refused connection.
-    private func refuse(_ fd: CInt, _ code: DisconnectCode, reason: String? = nil, retryAfterMillis: UInt32 = 1_000) {
+    /// A transport with its own way of refusing (WebSocket: an HTTP 503) answers in it instead.
+    private func refuse(
+        _ fd: CInt,
+        _ code: DisconnectCode,
+        reason: String? = nil,
+        retryAfterMillis: UInt32 = 1_000,
+        factory: any TransportFactory
+    ) {
         let reason = reason ?? (code == .shutdown ? "server draining" : "connection limit reached")
         let disconnect = Disconnect(code: code, reason: reason, reconnectAfterMillis: retryAfterMillis)
-        if let bytes = encode(.disconnect(disconnect)) {
-            _ = bytes.withUnsafeBytes { try? Socket.write(fd, $0) }
-        }
+        let bytes = factory.refusal(code: code.rawValue, reason: reason, retryAfterMillis: retryAfterMillis) ?? encode(.disconnect(disconnect)) ?? []
+        if !bytes.isEmpty { _ = bytes.withUnsafeBytes { try? Socket.write(fd, $0) } }
         Socket.close(fd)
     }
 
     func connectionClosed(_ connection: Connection, reason: String) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         shared.counters.connections.subtract(1, ordering: .relaxed)
-        if connection.isTLS { shared.counters.tlsConnections.subtract(1, ordering: .relaxed) }
+        shared.counters.transportClosed(connection.transportName)
         shared.admission.release(address: connection.sourceAddress)
         shared.logger.debug(
             "connection closed: \(reason)",
@@ -222,6 +245,11 @@ final class LoopGateway {
             }
         }
         shared.counters.subscriptions.add(1, ordering: .relaxed)
+        presenceJoined(connection, route)
+        if route.isLineWide {
+            subscribeLineWide(connection, to: route)
+            return
+        }
         if route.kind == .config {
             let loop = context.eventLoop
             let connectionID = connection.id
@@ -279,7 +307,7 @@ final class LoopGateway {
         }
     }
 
-    private func subscribeRead(_ connectionID: UInt64, route: Route, result: Result<SubscribeRead, StoreError>) {
+    func subscribeRead(_ connectionID: UInt64, route: Route, result: Result<SubscribeRead, StoreError>) {
         guard let connection = connections[connectionID], !connection.isClosed else { return }
         switch result {
         case .success(let read):
@@ -300,7 +328,10 @@ final class LoopGateway {
 
     func unsubscribe(_ connection: Connection, from route: Route) {
         let (removed, emptied) = hub.remove(connection, from: route)
-        if removed { shared.counters.subscriptions.subtract(1, ordering: .relaxed) }
+        if removed {
+            shared.counters.subscriptions.subtract(1, ordering: .relaxed)
+            presenceLeft(connection, route)
+        }
         if emptied { try? shared.broker.unsubscribe([route]) }
     }
 
@@ -320,9 +351,12 @@ final class LoopGateway {
         guard !sweep.isEmpty else { return }
         let end = min(sweep.count, sweepIndex + (sweep.count + tickSlices - 1) / tickSlices)
         let now = wallMillis
+        let monotonicNow = nowMillis
         let queueSizes = shared.counters.outboundQueueBytes
         for connection in sweep[sweepIndex..<end] where !connection.isClosed {
             queueSizes.observe(UInt64(connection.queuedBytes))
+            connection.checkStalled(nowMillis: monotonicNow)
+            guard !connection.isClosed else { continue }
             let actions = connection.peer.tick(nowMillis: now)
             if !actions.isEmpty { connection.perform(actions) }
             if !connection.flushScheduled { connection.outbound.releaseStorageIfEmpty() }

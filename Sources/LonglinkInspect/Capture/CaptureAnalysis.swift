@@ -66,7 +66,20 @@ public struct CaptureAnalysis: Sendable {
                 for (direction, endpoint) in [(FrameDirection.client, client), (.server, server)] {
                     var streamDecoder = decoder
                     streamDecoder.bodyDecoder.direction = direction == .client ? .client : .server
-                    let decoded = Self.decode(flow.streams[endpoint] ?? TCPStreamAssembler(), with: streamDecoder)
+                    var assembled = (flow.streams[endpoint] ?? TCPStreamAssembler()).assemble()
+                    if connection.isWebSocket {
+                        let unwrapped = WebSocketUnwrap.unwrap(assembled)
+                        assembled.pieces = unwrapped.pieces
+                        let side = direction == .client ? "client" : "server"
+                        connection.webSocketCloses += unwrapped.closes.map { close in
+                            "\(close.code.map(String.init) ?? "without a code")\(close.reason.isEmpty ? "" : " \"\(close.reason)\"") from the \(side)"
+                        }
+                        if let problem = unwrapped.problem {
+                            timeline.append(Entry(timeMicros: flow.firstSeenMicros, connection: connections.count, event: .issue(
+                                StreamIssue(byteOffset: 0, kind: .gap, message: "WebSocket (\(side)): \(problem)"))))
+                        }
+                    }
+                    let decoded = Self.decode(assembled, with: streamDecoder)
                     var directionTally = FrameTally()
                     for (time, event) in decoded.events {
                         directionTally.count(event)
@@ -89,8 +102,7 @@ public struct CaptureAnalysis: Sendable {
     }
 
     /// Decodes one reassembled direction; every event with the time its bytes were complete.
-    static func decode(_ stream: TCPStreamAssembler, with decoder: FrameStreamDecoder) -> (events: [(UInt64, StreamEvent)], gaps: Int) {
-        let result = stream.assemble()
+    static func decode(_ result: TCPStreamAssembler.Result, with decoder: FrameStreamDecoder) -> (events: [(UInt64, StreamEvent)], gaps: Int) {
         var events: [(UInt64, StreamEvent)] = []
         var expected = 0
         var gaps = 0

@@ -11,6 +11,9 @@ public struct CaptureConnection: Sendable {
     public var firstSeenMicros: UInt64
     /// True when either direction starts with a TLS record header (0x16 0x03 …): not decoded.
     public var isTLS: Bool
+    /// True when the client's stream starts with a WebSocket upgrade (`serve --ws-listen`): the frames are
+    /// decoded from the WebSocket messages' payloads.
+    public var isWebSocket: Bool = false
     /// Stream bytes captured client → server and server → client.
     public var clientBytes: Int
     /// Stream bytes captured server → client.
@@ -27,6 +30,8 @@ public struct CaptureConnection: Sendable {
     public var outOfOrderSegments: Int
     /// Holes in the streams (bytes missing from the capture).
     public var gaps: Int
+    /// WebSocket close frames, as `3007 "reason" from the server`.
+    public var webSocketCloses: [String] = []
 
     /// One summary line.
     public var summaryText: String {
@@ -34,6 +39,7 @@ public struct CaptureConnection: Sendable {
         if isTLS {
             text += "TLS, encrypted, skipped (\(clientBytes) bytes from the client, \(serverBytes) from the server)"
         } else {
+            if isWebSocket { text += "WebSocket, " }
             text += "client \(clientTally.frames) frames (\(clientTally.bytes) bytes), "
                 + "server \(serverTally.frames) frames (\(serverTally.bytes) bytes)"
             let problems = clientTally.malformed + serverTally.malformed
@@ -43,6 +49,7 @@ public struct CaptureConnection: Sendable {
             text += ", \(outOfOrderSegments) segments out of order, \(duplicateBytes) retransmitted bytes dropped"
         }
         if gaps > 0 { text += ", \(gaps) gaps" }
+        if !webSocketCloses.isEmpty { text += ", WebSocket close " + webSocketCloses.joined(separator: ", ") }
         text += ending.map { ", closed (\($0))" } ?? ", open at the end of the capture"
         return text
     }
@@ -51,7 +58,7 @@ public struct CaptureConnection: Sendable {
     var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("number", .uint(UInt64(number))), ("client", .string(client.description)),
-            ("server", .string(server.description)), ("tls", .bool(isTLS)),
+            ("server", .string(server.description)), ("tls", .bool(isTLS)), ("websocket", .bool(isWebSocket)),
             ("client_bytes", .uint(UInt64(clientBytes))), ("server_bytes", .uint(UInt64(serverBytes))),
             ("client_frames", .uint(UInt64(clientTally.frames))), ("server_frames", .uint(UInt64(serverTally.frames))),
             ("malformed", .uint(UInt64(clientTally.malformed + serverTally.malformed))),
@@ -59,6 +66,7 @@ public struct CaptureConnection: Sendable {
             ("duplicate_bytes", .uint(UInt64(duplicateBytes))), ("gaps", .uint(UInt64(gaps))),
         ]
         members.append(("ending", ending.map { .string($0) } ?? .null))
+        if isWebSocket { members.append(("websocket_closes", .array(webSocketCloses.map(JSONValue.string)))) }
         return .object(members)
     }
 }

@@ -50,12 +50,14 @@ struct Flow: Sendable {
             guard let bytes = result?.pieces.first?.bytes, result?.pieces.first?.offset == 0 else { return false }
             return Self.startsWithTLSRecord(bytes)
         }
+        let isWebSocket = !isTLS && clientResult.map { WebSocketUnwrap.isUpgrade($0.pieces.first?.bytes ?? []) } == true
         return CaptureConnection(
             number: number,
             client: client,
             server: server,
             firstSeenMicros: firstSeenMicros,
             isTLS: isTLS,
+            isWebSocket: isWebSocket,
             clientBytes: clientResult?.totalBytes ?? 0,
             serverBytes: serverResult?.totalBytes ?? 0,
             clientTally: FrameTally(),

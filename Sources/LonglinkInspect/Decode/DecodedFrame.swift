@@ -108,6 +108,8 @@ extension ServerFrame {
         case .disconnect: "disconnect"
         case .deliveryReceipt: "delivery_receipt"
         case .tokenExpiring: "token_expiring"
+        case .presenceReply: "presence_reply"
+        case .presenceEvent: "presence_event"
         }
     }
 }
@@ -124,6 +126,7 @@ extension ClientFrame {
         case .ping: "ping"
         case .pong: "pong"
         case .refresh: "refresh"
+        case .presence: "presence"
         }
     }
 }

@@ -119,6 +119,17 @@ struct FrameSummary {
             if connected.tokenExpiresAtMillis > 0 {
                 add(time: "token_expires_at", millis: connected.tokenExpiresAtMillis, textKey: "token_expires")
             }
+        case .presenceReply(let reply):
+            route = reply.route.text
+            add(request: reply.requestID)
+            add("count", .uint(UInt64(reply.count)), text: "count=\(reply.count)")
+            add("users", .uint(UInt64(reply.users)), text: "users=\(reply.users)")
+            flag("counts_only", reply.countsOnly)
+        case .presenceEvent(let event):
+            route = event.route.text
+            add(string: "event", event.joined ? "join" : "leave")
+            add(string: "user", event.member.userID)
+            add(string: "connection", event.member.connectionID, textKey: "conn")
         case .ping, .pong:
             break
         }
@@ -135,6 +146,7 @@ struct FrameSummary {
         case .subscribe(let subscribe):
             route = subscribe.route
             add(request: subscribe.requestID)
+            flag("presence_events", subscribe.presenceEvents)
             if let since = subscribe.since {
                 details.append(Detail(
                     json: [("since_epoch", .uint(UInt64(since.epoch))), ("since_offset", .uint(since.offset))],
@@ -155,6 +167,9 @@ struct FrameSummary {
             add("offset", .uint(ack.offset), text: "offset=\(ack.offset)")
         case .refresh(let refresh):
             add("token_bytes", .uint(UInt64(refresh.token.utf8.count)), text: "token=\(refresh.token.utf8.count)B")
+        case .presence(let presence):
+            route = presence.route
+            add(request: presence.requestID)
         case .ping, .pong:
             break
         }

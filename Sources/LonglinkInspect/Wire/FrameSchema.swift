@@ -44,6 +44,7 @@ public struct FrameSchema: Sendable {
             17: Field(name: "unsubscribe", type: .message("Unsubscribe")),
             18: Field(name: "connect", type: .message("Connect")),
             19: Field(name: "refresh", type: .message("Refresh")),
+            20: Field(name: "presence", type: .message("PresenceRequest")),
         ],
         "ServerFrame": [
             1: Field(name: "push", type: .message("Push")),
@@ -57,6 +58,8 @@ public struct FrameSchema: Sendable {
             9: Field(name: "token_expiring", type: .message("TokenExpiring")),
             10: Field(name: "connected", type: .message("Connected")),
             11: Field(name: "disconnect", type: .message("Disconnect")),
+            21: Field(name: "presence_reply", type: .message("PresenceReply")),
+            22: Field(name: "presence_event", type: .message("PresenceEvent")),
         ],
         "Position": [1: Field(name: "epoch", type: .uint32), 2: Field(name: "offset", type: .uint64)],
         "OrderFields": [
@@ -79,7 +82,7 @@ public struct FrameSchema: Sendable {
         ],
         "Subscribe": [
             1: Field(name: "request_id", type: .uint32), 2: Field(name: "route", type: .string),
-            3: Field(name: "since", type: .message("Position")),
+            3: Field(name: "since", type: .message("Position")), 4: Field(name: "presence_events", type: .bool),
         ],
         "Unsubscribe": [1: Field(name: "request_id", type: .uint32), 2: Field(name: "route", type: .string)],
         "Publish": [
@@ -92,6 +95,21 @@ public struct FrameSchema: Sendable {
         "Ping": [:],
         "Pong": [:],
         "Refresh": [1: Field(name: "token", type: .string)],
+        "PresenceRequest": [1: Field(name: "request_id", type: .uint32), 2: Field(name: "route", type: .string)],
+        "PresenceMember": [
+            1: Field(name: "user_id", type: .string), 2: Field(name: "client_name", type: .string),
+            3: Field(name: "connection_id", type: .string), 4: Field(name: "since_ms", type: .uint64),
+            5: Field(name: "node_id", type: .string),
+        ],
+        "PresenceReply": [
+            1: Field(name: "request_id", type: .uint32), 2: Field(name: "route", type: .string),
+            3: Field(name: "count", type: .uint32), 4: Field(name: "users", type: .uint32),
+            5: Field(name: "counts_only", type: .bool), 6: Field(name: "members", type: .message("PresenceMember")),
+        ],
+        "PresenceEvent": [
+            1: Field(name: "route", type: .string), 2: Field(name: "joined", type: .bool),
+            3: Field(name: "member", type: .message("PresenceMember")),
+        ],
         "Connected": [
             1: Field(name: "protocol_version", type: .uint32), 2: Field(name: "client_id", type: .string),
             3: Field(name: "node_id", type: .string), 4: Field(name: "ping_interval_ms", type: .uint32),

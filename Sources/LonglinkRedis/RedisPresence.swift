@@ -1,0 +1,170 @@
+public import LonglinkCore
+import Glibc
+import LonglinkLoop
+import Synchronization
+
+/// Presence shared by every node through Redis.
+///
+/// Layout: each route with members has a hash `PREFIX:p:<route>` with one field per node (its node id) holding that
+/// node's members of the route; each live node keeps `PREFIX:pn:<node>` alive with `SET … PX ttl`, refreshed every
+/// `ttl / 3`. A read takes the hash and keeps only the fields of live nodes (one Lua script, which also deletes
+/// the fields of dead nodes). So a node killed with `kill -9` drops out of every presence answer at most `ttl`
+/// after its last refresh; a clean shutdown deletes its fields and its key at once.
+///
+/// Threading: its own one-loop `EventLoopGroup` with one non-blocking `RedisConnection`; `joined`/`left` update a
+/// `LocalPresence` of this node (under its lock) and mark the route dirty, and the loop writes dirty routes every
+/// `flushInterval` (one `HSET`/`HDEL` per route, pipelined). While Redis is unreachable, reads fail with
+/// `.unavailable`; after a reconnect every route is written again.
+public final class RedisPresence: PresenceStore {
+    /// Where Redis is and how entries expire.
+    public struct Configuration: Sendable {
+        /// The server.
+        public var address: RedisAddress
+        /// Sent with `AUTH` when set.
+        public var password: String?
+        /// Key prefix (the store's).
+        public var prefix: String
+        /// This node's id (the hash field).
+        public var nodeID: String
+        /// How long a node's entries outlive its last refresh.
+        public var ttl: Duration
+        /// How often changed routes are written.
+        public var flushInterval: Duration
+        /// Routes with more subscribers report counts only.
+        public var countsOnlyAbove: Int
+        /// Where problems are reported.
+        public var logger: Logger
+
+        public init(
+            address: RedisAddress,
+            password: String? = nil,
+            prefix: String = "longlink",
+            nodeID: String,
+            ttl: Duration = .seconds(10),
+            flushInterval: Duration = .milliseconds(20),
+            countsOnlyAbove: Int = 100,
+            logger: Logger = .disabled
+        ) {
+            self.address = address
+            self.password = password
+            self.prefix = prefix
+            self.nodeID = nodeID
+            self.ttl = ttl
+            self.flushInterval = flushInterval
+            self.countsOnlyAbove = countsOnlyAbove
+            self.logger = logger
+        }
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    public var countsOnlyAbove: Int { configuration.countsOnlyAbove }
+    let local: LocalPresence
+    let dirty = DirtyRoutes()
+    /// Where other nodes' join/leave events go.
+    let remoteHandler = Mutex<(@Sendable (PresenceEvent) -> Void)?>(nil)
+    private let group: EventLoopGroup
+    private let stopped = Atomic<Bool>(false)
+
+    /// Starts the loop and connects (retrying in the background).
+    public init(configuration: Configuration) throws(PresenceError) {
+        self.configuration = configuration
+        local = LocalPresence(countsOnlyAbove: configuration.countsOnlyAbove)
+        do {
+            group = try EventLoopGroup(numberOfThreads: 1)
+        } catch {
+            throw .unavailable("cannot start the Redis presence loop: \(error)")
+        }
+        let configuration = self.configuration
+        group.loops[0].execute { [local, dirty, self] context in
+            let session = RedisPresenceSession(
+                configuration: configuration, local: local, dirty: dirty, context: context,
+                remote: { [weak self] event in self?.remoteHandler.withLock { $0 }?(event) }
+            )
+            context.attach(session)
+            session.connect()
+        }
+    }
+
+    public func joined(_ route: Route, _ member: PresenceMember) {
+        local.joined(route, member)
+        markDirty(route)
+        announce(route, joined: true, member)
+    }
+
+    public func left(_ route: Route, connectionID: String) {
+        let member = local.members(of: route).first { $0.connectionID == connectionID }
+        local.left(route, connectionID: connectionID)
+        markDirty(route)
+        if let member { announce(route, joined: false, member) }
+    }
+
+    /// Publishes a join/leave for the other nodes' subscribers that asked for events (one pipelined PUBLISH;
+    /// none over the counts-only threshold).
+    private func announce(_ route: Route, joined: Bool, _ member: PresenceMember) {
+        guard local.localCount(of: route) <= configuration.countsOnlyAbove else { return }
+        group.loops[0].execute { context in context.attachment(RedisPresenceSession.self)?.publish(route, joined: joined, member) }
+    }
+
+    public func deliverRemoteEvents(to handler: @escaping @Sendable (PresenceEvent) -> Void) {
+        remoteHandler.withLock { $0 = handler }
+    }
+
+    public func watchEvents(_ route: Route) {
+        group.loops[0].execute { context in context.attachment(RedisPresenceSession.self)?.watch(route) }
+    }
+
+    public func unwatchEvents(_ route: Route) {
+        group.loops[0].execute { context in context.attachment(RedisPresenceSession.self)?.unwatch(route) }
+    }
+
+    public func localCount(of route: Route) -> Int { local.localCount(of: route) }
+
+    public func presence(of route: Route, completion: @escaping @Sendable (Result<[PresenceMember], PresenceError>) -> Void) {
+        let posted = group.loops[0].execute { context in
+            guard let session = context.attachment(RedisPresenceSession.self) else {
+                return completion(.failure(.unavailable("presence is shut down")))
+            }
+            session.read(route, completion: completion)
+        }
+        if !posted { completion(.failure(.unavailable("presence is shut down"))) }
+    }
+
+    /// Deletes this node's entries and its live key (waiting up to a second for Redis), then stops the loop.
+    public func shutdown() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let done = Atomic<Bool>(false)
+        let posted = group.loops[0].execute { context in
+            guard let session = context.attachment(RedisPresenceSession.self) else { return done.store(true, ordering: .releasing) }
+            session.removeAll { done.store(true, ordering: .releasing) }
+        }
+        let deadline = ContinuousClock.now + .seconds(1)
+        while posted && !done.load(ordering: .acquiring) && ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
+        group.loops[0].execute { context in
+            context.attachment(RedisPresenceSession.self)?.close()
+            context.detach(RedisPresenceSession.self)
+        }
+        group.shutdownGracefully()
+    }
+
+    private func markDirty(_ route: Route) {
+        let schedule = dirty.state.withLock { state -> Bool in
+            state.routes.insert(route)
+            guard !state.scheduled else { return false }
+            state.scheduled = true
+            return true
+        }
+        guard schedule else { return }
+        let interval = configuration.flushInterval
+        group.loops[0].execute { context in
+            context.schedule(after: interval) { context.attachment(RedisPresenceSession.self)?.flush() }
+        }
+    }
+}
+
+/// Routes whose presence changed since the last write, and whether a write is scheduled.
+final class DirtyRoutes: Sendable {
+    let state = Mutex<(routes: Set<Route>, scheduled: Bool)>(([], false))
+}

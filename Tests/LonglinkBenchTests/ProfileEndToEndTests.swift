@@ -1,0 +1,59 @@
+import Foundation
+import LonglinkBench
+import LonglinkCommands
+import Testing
+
+extension BenchEndToEnd {
+    @Suite("bench profile end to end")
+    struct ProfileEndToEndTests {
+        @Test("profile runs the gateway and redis-server under callgrind and derives each per-delivery figure from the two callgrind files")
+        func profileBothServers() async throws {
+            let executable = try #require(longlinkExecutable(), "the longlink executable is built by `swift build`")
+            let directory = NSTemporaryDirectory() + "/longlink-profile-test-\(UInt32.random(in: 0...UInt32.max))"
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let (code, report, io) = try await runBench([
+                "profile", "--binary", executable, "--subscribers", "20", "--counts", "60,180", "--profile-dir", directory,
+            ])
+            #expect(code == 0, "\(io.capturedErr)")
+            let all = runs(report)
+            #expect(all.map { $0["system"] as? String } == ["longlink", "redis", "longlink", "redis"])
+            for (index, run) in all.enumerated() {
+                let name = "\(run["system"] ?? "") \(run["label"] ?? "")"
+                let subscribersPerPublish = index < 2 ? 1.0 : 20.0  // many routes, then broadcast
+                #expect(figure(run, "small_deliveries") == 60 * subscribersPerPublish, "\(name)")
+                #expect(figure(run, "large_deliveries") == 180 * subscribersPerPublish, "\(name)")
+                #expect(figure(run, "lost") == 0, "\(name)")
+                // The figures come from the callgrind files the run names, not from anywhere else.
+                let files = try #require(run["files"] as? [String], "\(name)")
+                try #require(files.count == 2)
+                #expect(files.allSatisfy { $0.hasPrefix(directory) })
+                let small = try #require(CallgrindFile.read(files[0])?.instructions, "\(files[0])")
+                let large = try #require(CallgrindFile.read(files[1])?.instructions, "\(files[1])")
+                #expect(figure(run, "small_instructions") == Double(small))
+                #expect(figure(run, "large_instructions") == Double(large))
+                let perDelivery = try #require(figure(run, "instructions_per_delivery"), "\(name)")
+                let extra = (180 - 60) * subscribersPerPublish
+                #expect(abs(perDelivery - (Double(large) - Double(small)) / extra) < 0.01)
+                // Plausible for any server: more than a few hundred instructions per delivery (a syscall wrapper
+                // alone), less than ten million.
+                #expect(perDelivery > 200 && perDelivery < 10_000_000, "\(name): \(perDelivery)")
+            }
+            for run in all where run["system"] as? String == "longlink" {
+                #expect((figure(run, "ratio_to_redis") ?? 0) > 0)
+            }
+            let targets = try #require(report["targets"] as? [[String: Any]])
+            #expect(targets.count == 2)
+            #expect(io.capturedOut.contains(directory), "the report names where the callgrind files are")
+        }
+
+        @Test("profile refuses options it cannot honour")
+        func refusesServer() async throws {
+            let (code, _, io) = try await runBench(["profile", "--server", "127.0.0.1:1"])
+            #expect(code != 0)
+            #expect(io.capturedErr.contains("starts its own gateway and redis-server"))
+            let (countsCode, _, countsIO) = try await runBench(["profile", "--counts", "5"])
+            #expect(countsCode != 0)
+            #expect(countsIO.capturedErr.contains("--counts"))
+        }
+    }
+}
