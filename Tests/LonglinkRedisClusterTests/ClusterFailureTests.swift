@@ -238,3 +238,33 @@ func applyRetrying(_ store: RedisOrderStore, _ change: OrderChange) throws(Store
         }
     }
 }
+
+/// Redirections during a hand-made slot migration (CLUSTER SETSLOT … MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE).
+@Suite("RedisClusterClient during a slot migration")
+struct ClusterMigrationRedirectTests {
+    @Test("a key already migrated is fetched behind ASKING without changing the map; once the slot is handed over, MOVED updates it")
+    func askThenMoved() throws {
+        let cluster = try RedisCluster(nodeTimeoutMillis: 2_000)
+        defer { cluster.stop() }
+        let client = try RedisClusterClient(RedisClusterAddress(url: cluster.url)!)
+        let key = "ask-\(UUID().uuidString.prefix(8))"
+        let slot = RedisClusterSlot.of(key)
+        let shards = try cluster.shards()
+        let source = try #require(shards.first { shard in shard.slots.contains { $0.contains(slot) } })
+        let target = try #require(shards.first { $0.master != source.master })
+        _ = try client.execute(.init(slot: slot, commands: [command("SET", key, "v")], replayable: false)).get()
+        let (from, to) = (try cluster.client(source.master), try cluster.client(target.master))
+        _ = try to.text(["CLUSTER", "SETSLOT", String(slot), "IMPORTING", source.masterID])
+        _ = try from.text(["CLUSTER", "SETSLOT", String(slot), "MIGRATING", target.masterID])
+        _ = try from.text(["MIGRATE", "127.0.0.1", String(target.master), key, "0", "5000"])
+        let asked = try client.execute(.init(slot: slot, commands: [command("GET", key)], replayable: true)).get()
+        #expect(asked == [.bulk(Array("v".utf8))])
+        #expect(client.redirectionCount == 1)
+        #expect(client.slotMap.master(forSlot: slot)?.port == source.master)  // ASK does not move the slot
+        for node in [to, from] { _ = try node.text(["CLUSTER", "SETSLOT", String(slot), "NODE", target.masterID]) }
+        let moved = try client.execute(.init(slot: slot, commands: [command("GET", key)], replayable: true)).get()
+        #expect(moved == [.bulk(Array("v".utf8))])
+        #expect(client.redirectionCount == 2)
+        #expect(client.slotMap.master(forSlot: slot)?.port == target.master)
+    }
+}

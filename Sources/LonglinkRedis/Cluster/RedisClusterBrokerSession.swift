@@ -40,6 +40,9 @@ final class RedisClusterBrokerSession {
     /// subscription must reach the gateway after the news that the route may have missed records, or a
     /// subscriber would take it and skip the gap instead of resuming from before it.
     private var events: [Event] = []
+    /// The records received since the last event, with their routes (the next `.records` event).
+    private var received: [OrderChangeRecord] = []
+    private var receivedRoutes: [Route] = []
 
     private enum Event {
         case records([OrderChangeRecord], [Route])
@@ -153,6 +156,7 @@ final class RedisClusterBrokerSession {
             status.activeChannels.add(1, ordering: .relaxed)
             if channel.missed {
                 channel.missed = false
+                closeRecordBatch()
                 if case .missed(let routes)? = events.last {
                     events[events.count - 1] = .missed(routes + channel.routes)
                 } else {
@@ -237,18 +241,21 @@ final class RedisClusterBrokerSession {
         }
         let route = record.route
         guard routes[route] != nil else { return }
-        if case .records(var records, var recordRoutes)? = events.last {
-            events[events.count - 1] = .missed([])  // drop the reference so the arrays grow in place
-            records.append(record)
-            recordRoutes.append(route)
-            events[events.count - 1] = .records(records, recordRoutes)
-        } else {
-            events.append(.records([record], [route]))
-        }
+        received.append(record)
+        receivedRoutes.append(route)
+    }
+
+    /// Ends the current batch of records: it becomes an event, before whatever happens next.
+    private func closeRecordBatch() {
+        guard !received.isEmpty else { return }
+        events.append(.records(received, receivedRoutes))
+        received.removeAll(keepingCapacity: true)
+        receivedRoutes.removeAll(keepingCapacity: true)
     }
 
     /// Before the loop sleeps: what happened, in order (see `events`).
     private func handOver() {
+        closeRecordBatch()
         guard !events.isEmpty else { return }
         let happened = events
         events.removeAll(keepingCapacity: true)
