@@ -103,6 +103,7 @@ final class RedisPresenceSession {
         guard ready, let connection else { return }
         let ttl = milliseconds(configuration.ttl)
         connection.send(["SET", liveKey, "1", "PX", "\(max(1, ttl))"])
+        for route in watched.keys { markWatched(route) }
         refreshTimer = context.schedule(after: configuration.ttl / 3) { [weak self] in self?.refresh() }
     }
 
@@ -171,14 +172,31 @@ final class RedisPresenceSession {
 
     private func eventChannel(_ route: Route) -> String { "\(configuration.prefix):pe:\(route.text)" }
 
+    /// `PREFIX:pw:<route>`: exists while some node watches the route's events (each watching node refreshes it with
+    /// its live key; it expires `ttl` after the last one stopped).
+    private func watchKey(_ route: Route) -> String { "\(configuration.prefix):pw:\(route.text)" }
+
+    /// Publishes an event only when some node watches the route: joins and leaves nobody asked about cost one
+    /// `EVAL` and no message.
+    static let publishScript = "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('PUBLISH', ARGV[1], ARGV[2]) end return 0"
+
     func publish(_ route: Route, joined: Bool, _ member: PresenceMember) {
         guard ready, let connection else { return }
-        connection.send(["PUBLISH", eventChannel(route), (joined ? "J\n" : "L\n") + Self.encode([member])])
+        connection.send([
+            "EVAL", Self.publishScript, "1", watchKey(route), eventChannel(route),
+            (joined ? "J\n" : "L\n") + Self.encode([member]),
+        ])
     }
 
     func watch(_ route: Route) {
         watched[route, default: 0] += 1
-        if watched[route] == 1 { events?.subscribe([eventChannel(route)]) }
+        guard watched[route] == 1 else { return }
+        markWatched(route)
+        events?.subscribe([eventChannel(route)])
+    }
+
+    private func markWatched(_ route: Route) {
+        connection?.send(["SET", watchKey(route), "1", "PX", "\(max(1, milliseconds(configuration.ttl)))"])
     }
 
     func unwatch(_ route: Route) {
