@@ -1,8 +1,17 @@
 # Longlink's two everyday commands are `make run` and `make test`; both install what is missing first.
 SHELL := /bin/bash
-APT_PACKAGES := binutils libc6-dev libgcc-12-dev pkg-config libprotobuf-c-dev protobuf-c-compiler \
-	prometheus chromium systemd \
-	libssl-dev libsqlite3-dev libhiredis-dev redis-server openssl libstdc++-12-dev tcpdump
+# What building and running need (`make run`, `make build`, `make release`): the toolchain's C side, the C libraries
+# Longlink links, and openssl (it creates the development token secret).
+RUN_PACKAGES := binutils libc6-dev libgcc-12-dev libstdc++-12-dev pkg-config \
+	libprotobuf-c-dev libssl-dev libsqlite3-dev libhiredis-dev openssl
+# What the test suite adds: protoc-c (proto-check), redis-server (Redis store and broker tests; an optional backend
+# for running, whose default store is SQLite), tcpdump (capture tests), prometheus (promtool), chromium (admin page
+# in a headless browser), systemd (systemd-analyze checks deploy/longlink.service), python3-websockets and nodejs
+# (WebSocket and JavaScript client tests).
+TEST_PACKAGES := protobuf-c-compiler redis-server tcpdump prometheus chromium systemd python3-websockets nodejs
+# Services of those packages that must not start at boot (the tests start their own servers); `make` disables
+# them and stops their package daemons. `make NO_BOOT_SERVICES= ...` leaves a system Redis or Prometheus alone.
+NO_BOOT_SERVICES ?= redis-server prometheus
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PROTO_DIR := proto
 PROTO_OUT := CShims/CLonglinkProto
@@ -30,18 +39,16 @@ sed 's|#include "longlink/v1/frames.pb-c.h"|#include "frames.pb-c.h"|' $$gen/lon
 rm -rf "$$gen"
 endef
 
-.PHONY: deps build release run test proto proto-check format clean fuzz fuzz-build
+.PHONY: deps test-deps build release run test proto proto-check format clean fuzz fuzz-build
 
-## deps: install the Debian packages Longlink needs (nothing happens when all are present).
+## deps: install the Debian packages building and running need (nothing happens when all are present). No service
+## is started or left enabled at boot (scripts/apt-install).
 deps:
-	@missing=""; \
-	for p in $(APT_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		echo "make deps: installing$$missing"; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	@SUDO="$(SUDO)" NO_BOOT_SERVICES="$(NO_BOOT_SERVICES)" scripts/apt-install $(RUN_PACKAGES)
+
+## test-deps: deps plus the tools the test suite uses.
+test-deps:
+	@SUDO="$(SUDO)" NO_BOOT_SERVICES="$(NO_BOOT_SERVICES)" scripts/apt-install $(RUN_PACKAGES) $(TEST_PACKAGES)
 
 ## build: debug build.
 build: deps
@@ -63,7 +70,7 @@ run: release
 	.build/release/longlink serve --store sqlite:$(DATA_DIR)/longlink.sqlite --secret-file $(DATA_DIR)/dev-secret --ws-listen 127.0.0.1:7071
 
 ## test: install, check generated code, build and run the whole suite.
-test: deps proto-check
+test: test-deps proto-check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
@@ -89,12 +96,12 @@ fuzz: fuzz-build
 	done
 
 ## proto: regenerate the committed protobuf-c sources (CShims/CLonglinkProto) from proto/ with protoc-c $(PROTOC_C_VERSION).
-proto: deps
+proto: test-deps
 	@$(call generate_proto,$(PROTO_OUT))
 	@echo "proto: regenerated $(PROTO_OUT)/frames.pb-c.c and $(PROTO_OUT)/include/frames.pb-c.h"
 
 ## proto-check: fail when the committed protobuf-c sources differ from what proto/ generates.
-proto-check: deps
+proto-check: test-deps
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(call generate_proto,$$tmp) || exit 1; \
 	if diff -u $(PROTO_OUT)/include/frames.pb-c.h $$tmp/include/frames.pb-c.h && \

@@ -3129,7 +3129,7 @@ const ProtobufCEnumDescriptor longlink__v1__state__descriptor =
   longlink__v1__state__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue longlink__v1__error_code__enum_values_by_number[19] =
+static const ProtobufCEnumValue longlink__v1__error_code__enum_values_by_number[21] =
 {
   { "ERROR_CODE_UNSPECIFIED", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNSPECIFIED", 0 },
   { "ERROR_CODE_INTERNAL", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_INTERNAL", 100 },
@@ -3143,37 +3143,41 @@ static const ProtobufCEnumValue longlink__v1__error_code__enum_values_by_number[
   { "ERROR_CODE_UNKNOWN_LINE", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_LINE", 405 },
   { "ERROR_CODE_UNKNOWN_ROUTE_KIND", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_ROUTE_KIND", 406 },
   { "ERROR_CODE_MALFORMED_ROUTE", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_MALFORMED_ROUTE", 407 },
+  { "ERROR_CODE_UNKNOWN_STATE", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_STATE", 408 },
   { "ERROR_CODE_ILLEGAL_TRANSITION", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_ILLEGAL_TRANSITION", 409 },
   { "ERROR_CODE_ALREADY_SUBSCRIBED", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_ALREADY_SUBSCRIBED", 410 },
   { "ERROR_CODE_NOT_SUBSCRIBED", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_NOT_SUBSCRIBED", 411 },
   { "ERROR_CODE_TOO_MANY_SUBSCRIPTIONS", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_TOO_MANY_SUBSCRIPTIONS", 412 },
   { "ERROR_CODE_STALE_CHANGE", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_STALE_CHANGE", 413 },
+  { "ERROR_CODE_IDEMPOTENCY_CONFLICT", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_IDEMPOTENCY_CONFLICT", 414 },
   { "ERROR_CODE_INVALID_FIELD", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_INVALID_FIELD", 422 },
   { "ERROR_CODE_RATE_LIMITED", "LONGLINK__V1__ERROR_CODE__ERROR_CODE_RATE_LIMITED", 429 },
 };
 static const ProtobufCIntRange longlink__v1__error_code__value_ranges[] = {
-{0, 0},{100, 1},{400, 4},{409, 12},{422, 17},{429, 18},{0, 19}
+{0, 0},{100, 1},{400, 4},{422, 19},{429, 20},{0, 21}
 };
-static const ProtobufCEnumValueIndex longlink__v1__error_code__enum_values_by_name[19] =
+static const ProtobufCEnumValueIndex longlink__v1__error_code__enum_values_by_name[21] =
 {
-  { "ERROR_CODE_ALREADY_SUBSCRIBED", 13 },
+  { "ERROR_CODE_ALREADY_SUBSCRIBED", 14 },
   { "ERROR_CODE_BAD_REQUEST", 4 },
-  { "ERROR_CODE_ILLEGAL_TRANSITION", 12 },
+  { "ERROR_CODE_IDEMPOTENCY_CONFLICT", 18 },
+  { "ERROR_CODE_ILLEGAL_TRANSITION", 13 },
   { "ERROR_CODE_INTERNAL", 1 },
-  { "ERROR_CODE_INVALID_FIELD", 17 },
+  { "ERROR_CODE_INVALID_FIELD", 19 },
   { "ERROR_CODE_MALFORMED_ROUTE", 11 },
-  { "ERROR_CODE_NOT_SUBSCRIBED", 14 },
+  { "ERROR_CODE_NOT_SUBSCRIBED", 15 },
   { "ERROR_CODE_PERMISSION_DENIED", 7 },
-  { "ERROR_CODE_RATE_LIMITED", 18 },
-  { "ERROR_CODE_STALE_CHANGE", 16 },
+  { "ERROR_CODE_RATE_LIMITED", 20 },
+  { "ERROR_CODE_STALE_CHANGE", 17 },
   { "ERROR_CODE_TIMEOUT", 3 },
   { "ERROR_CODE_TOKEN_EXPIRED", 6 },
-  { "ERROR_CODE_TOO_MANY_SUBSCRIPTIONS", 15 },
+  { "ERROR_CODE_TOO_MANY_SUBSCRIPTIONS", 16 },
   { "ERROR_CODE_UNAUTHORIZED", 5 },
   { "ERROR_CODE_UNAVAILABLE", 2 },
   { "ERROR_CODE_UNKNOWN_LINE", 9 },
   { "ERROR_CODE_UNKNOWN_ORDER", 8 },
   { "ERROR_CODE_UNKNOWN_ROUTE_KIND", 10 },
+  { "ERROR_CODE_UNKNOWN_STATE", 12 },
   { "ERROR_CODE_UNSPECIFIED", 0 },
 };
 const ProtobufCEnumDescriptor longlink__v1__error_code__descriptor =
@@ -3183,11 +3187,11 @@ const ProtobufCEnumDescriptor longlink__v1__error_code__descriptor =
   "ErrorCode",
   "Longlink__V1__ErrorCode",
   "longlink.v1",
-  19,
+  21,
   longlink__v1__error_code__enum_values_by_number,
-  19,
+  21,
   longlink__v1__error_code__enum_values_by_name,
-  6,
+  5,
   longlink__v1__error_code__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LonglinkLoop
 
 /// The outcome of one `longlink bench` invocation: what ran, on what machine, and the figures of each run.
 /// `--json` prints it (schema `longlink-bench/1`); the table, CSV and SVG are rendered from it.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LonglinkLoop
 
 /// Finds the local process that listens on a TCP port, so a benchmark against a gateway it did not start
 /// (`--server 127.0.0.1:PORT`) still reports that server's CPU and memory: the listening socket's inode from

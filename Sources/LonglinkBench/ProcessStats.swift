@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LonglinkLoop
 
 /// A process's resident memory and CPU time, read from `/proc/<pid>/status` and `/proc/<pid>/stat`.
 public struct ProcessStats: Sendable, Hashable, Codable {

@@ -1,4 +1,4 @@
-public import LonglinkCore
+import LonglinkCore
 public import LonglinkLoop
 
 /// How a `LonglinkClient` connects and behaves.
@@ -59,66 +59,4 @@ public struct ClientConfiguration: Sendable {
         self.sendsAcks = sendsAcks
         self.reconnects = reconnects
     }
-}
-
-/// The client's connection, as the app may show it.
-public enum ConnectionState: Sendable, Hashable, CustomStringConvertible {
-    /// Not started.
-    case idle
-    /// Attempt `attempt` (0-based) is in progress.
-    case connecting(attempt: Int)
-    /// Connected; carries the server's session parameters.
-    case connected(Connected)
-    /// Waiting `delay` before attempt `attempt`.
-    case waitingToReconnect(attempt: Int, delay: Duration)
-    /// Closed by the app, or by the server with a do-not-reconnect code.
-    case closed(Disconnect?)
-
-    public var description: String {
-        switch self {
-        case .idle: "idle"
-        case .connecting(let attempt): "connecting (attempt \(attempt + 1))"
-        case .connected(let info): "connected to \(info.nodeID) as \(info.clientID)"
-        case .waitingToReconnect(let attempt, let delay): "reconnecting in \(delay) (attempt \(attempt + 1))"
-        case .closed(let reason): reason.map { "closed: \($0)" } ?? "closed"
-        }
-    }
-
-    /// Whether the client is connected.
-    public var isConnected: Bool {
-        if case .connected = self { true } else { false }
-    }
-}
-
-/// Why a client call failed.
-public enum ClientError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The server refused the request (typed error with its numbered code).
-    case refused(ErrorFrame)
-    /// No answer within the timeout (the change may or may not have been applied; retry with the same key).
-    case timeout
-    /// The client was closed.
-    case closed
-    /// The server closed the session for good.
-    case disconnected(Disconnect)
-
-    public var description: String {
-        switch self {
-        case .refused(let error): "refused: \(error)"
-        case .timeout: "timed out waiting for the gateway"
-        case .closed: "client closed"
-        case .disconnected(let disconnect): "disconnected: \(disconnect)"
-        }
-    }
-}
-
-/// A publish the Store accepted.
-public struct PublishReceipt: Sendable, Hashable {
-    /// Where the record sits in the order's history.
-    public var position: StreamPosition
-    /// When the Store accepted it (ms since the Unix epoch).
-    public var timestampMillis: UInt64
-    /// True when the idempotency key had been applied before (a retry); nothing new was stored.
-    public var deduplicated: Bool
-    /// The idempotency key used.
-    public var idempotencyKey: String
 }

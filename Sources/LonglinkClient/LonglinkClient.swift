@@ -31,25 +31,41 @@ public final class LonglinkClient: Sendable {
 
     // MARK: State
 
-    /// The connection state now.
+    /// The connection state now: connecting, connected, waiting to retry (with the delay and the reason), or
+    /// stopped (with the reason). A token the server refused stops the client (it is not retried); `updateToken`
+    /// before the refusal lets the next attempt use the new one.
     public var state: ConnectionState { shared.currentState }
 
     /// Every state change from now on (starting with the current state).
     public func stateChanges() -> AsyncStream<ConnectionState> { shared.stateChanges() }
 
-    /// Waits until connected, or throws `.timeout` / `.closed`.
-    public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws(ClientError) {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            switch shared.currentState {
-            case .connected: return
-            case .closed(let disconnect):
-                if let disconnect { throw .disconnected(disconnect) }
-                throw .closed
-            default: try? await Task.sleep(for: .milliseconds(5))
+    /// Waits until connected. Throws `.connectionFailed(reason)` when the client stops (a terminal failure: refused
+    /// token, refused certificate, ...), `.closed` when the app closed it, `.timeout` after `timeout`. With
+    /// `failingFast`, the first failed attempt throws its reason at once instead of waiting through the retries
+    /// (command-line tools: "connection refused" now, not a timeout later).
+    public func waitUntilConnected(timeout: Duration = .seconds(10), failingFast: Bool = false) async throws(ClientError) {
+        let states = shared.stateChanges()
+        let outcome = await withTaskGroup(of: Result<Void, ClientError>?.self) { group in
+            group.addTask {
+                for await state in states {
+                    switch state {
+                    case .connected: return .success(())
+                    case .stopped(let reason): return .failure(reason.map { .connectionFailed($0) } ?? .closed)
+                    case .waitingToRetry(_, _, let reason) where failingFast: return .failure(.connectionFailed(reason))
+                    case .idle, .connecting, .waitingToRetry: continue
+                    }
+                }
+                return Task.isCancelled ? nil : .failure(.closed)
             }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(.timeout)
         }
-        throw .timeout
+        try outcome.get()
     }
 
     // MARK: Subscribing and observing
@@ -93,7 +109,8 @@ public final class LonglinkClient: Sendable {
 
     /// Publishes an order change and returns once the Store made it durable. The idempotency key is generated
     /// when `change.idempotencyKey` is empty; retries after a lost connection reuse it, so the change is applied
-    /// at most once. Throws `.refused` with the typed error (illegal transition, ...) or `.timeout`.
+    /// at most once. Throws `.refused` with the typed error (illegal transition, idempotency conflict, ...),
+    /// `.timeout`, or `.connectionFailed` when the client stopped (e.g. the token was refused).
     public func publish(_ change: OrderChange, wantsReceipts: Bool = false) async throws(ClientError) -> PublishReceipt {
         var key = change.idempotencyKey
         if key.isEmpty { key = Self.makeIdempotencyKey() }
@@ -156,16 +173,23 @@ public final class LonglinkClient: Sendable {
     /// Called for server errors not tied to a publish (e.g. a refused subscribe).
     public func onError(_ handler: @escaping @Sendable (ErrorFrame) -> Void) { shared.onError(handler) }
 
+    /// Called when the server refuses a subscribe (the token does not cover the route, an unknown business line,
+    /// too many subscriptions, ...), with the route and the typed error. The route is dropped: it is not retried.
+    public func onSubscriptionRefused(_ handler: @escaping @Sendable (Route, ErrorFrame) -> Void) {
+        shared.onSubscriptionRefused(handler)
+    }
+
     /// Called when the token is about to expire; answer with `updateToken`.
     public func onTokenExpiring(_ handler: @escaping @Sendable (TokenExpiring) -> Void) { shared.onTokenExpiring(handler) }
 
     /// Cuts the current connection as a network failure would (no close handshake), then reconnects and
     /// resumes as usual. For tests and chaos drills.
     public func simulateNetworkLoss() {
-        loop.execute { context in context.attachment(ClientDriver.self)?.connectionLost(nil) }
+        loop.execute { context in context.attachment(ClientDriver.self)?.connectionLost(.connectionLost("simulated network loss")) }
     }
 
-    /// Closes the connection and stops the client's thread. Pending publishes fail with `.closed`.
+    /// Closes the connection and stops the client's thread (the state becomes `.stopped(nil)`). Pending publishes
+    /// fail with `.closed`.
     public func close() {
         loop.execute { context in
             context.attachment(ClientDriver.self)?.shutdown()

@@ -6,6 +6,11 @@ import Glibc
 /// subscriber's queue without copying its bytes (centrifuge's shared payloads). The queue remembers how much of the
 /// first chunk a short write already sent, and `queuedBytes` is what a slow-consumer limit compares against.
 ///
+/// Small frames meant for one connection alone (pongs, errors, publish results) go in with `appendReply`: they
+/// are gathered into one private chunk (Redis's reply buffer), so a burst of three-byte pongs costs its bytes and
+/// one iovec per few KiB, not an allocation and an iovec each; what the queue holds is then close to what
+/// `queuedBytes` says.
+///
 /// `write(to:)` hands up to `maxChunksPerWrite` chunks to one `sendmsg` (a `writev` with `MSG_NOSIGNAL`, so a dead
 /// peer is `EPIPE` instead of a process-killing `SIGPIPE`). The iovec array lives in a stack temporary, so a
 /// flush allocates nothing on the heap; the chunk array keeps its capacity across drains.
@@ -21,6 +26,11 @@ public struct OutboundQueue: Sendable {
     private var headOffset = 0
     /// Bytes queued and not yet written.
     public private(set) var queuedBytes = 0
+    /// Whether the last chunk is the queue's own (filled by `appendReply`), so more replies may be added to it.
+    private var tailIsPrivate = false
+
+    /// Replies are gathered into one private chunk while it stays at most this size.
+    public static let replyChunkCapacity = 4096
 
     /// An empty queue.
     public init() {}
@@ -35,6 +45,23 @@ public struct OutboundQueue: Sendable {
     public mutating func append(_ chunk: [UInt8]) {
         guard !chunk.isEmpty else { return }
         chunks.append(chunk)
+        queuedBytes += chunk.count
+        tailIsPrivate = false
+    }
+
+    /// Queues a frame for this connection alone. A small one is added to the private last chunk while that
+    /// stays within `replyChunkCapacity` (bytes already in it, even partly written, do not move); otherwise
+    /// `chunk` becomes the new last chunk and later replies may be added to it (pass an array nobody else holds,
+    /// such as a freshly encoded frame: a shared one would be copied on the first addition).
+    public mutating func appendReply(_ chunk: [UInt8]) {
+        guard !chunk.isEmpty else { return }
+        let last = chunks.count - 1
+        if tailIsPrivate && last >= head && chunks[last].count + chunk.count <= Self.replyChunkCapacity {
+            chunks[last].append(contentsOf: chunk)
+        } else {
+            chunks.append(chunk)
+            tailIsPrivate = true
+        }
         queuedBytes += chunk.count
     }
 
@@ -56,6 +83,7 @@ public struct OutboundQueue: Sendable {
         if head == chunks.count {
             chunks.removeAll(keepingCapacity: true)
             head = 0
+            tailIsPrivate = false
         } else if head >= 32 && head * 2 >= chunks.count {
             chunks.removeFirst(head)
             head = 0
@@ -83,6 +111,7 @@ public struct OutboundQueue: Sendable {
         chunks = []
         head = 0
         headOffset = 0
+        tailIsPrivate = false
     }
 
     /// Copies the unwritten bytes from the front of the queue (across chunks) into `destination`, up to its size,
@@ -111,6 +140,19 @@ public struct OutboundQueue: Sendable {
         head = 0
         headOffset = 0
         queuedBytes = 0
+        tailIsPrivate = false
+    }
+
+    /// Drops every chunk no write has started on, and keeps the unwritten rest of a partly written first chunk,
+    /// so a frame queued next (a disconnect) starts on a frame boundary for the peer.
+    public mutating func removeUnstarted() {
+        guard headOffset > 0 else {
+            removeAll()
+            return
+        }
+        chunks.removeSubrange((head + 1)...)
+        queuedBytes = chunks[head].count - headOffset
+        tailIsPrivate = false
     }
 
     /// Writes as much as the socket takes in one gathered `sendmsg` of up to `maxChunksPerWrite` chunks, and

@@ -12,6 +12,10 @@ import Glibc
 /// reset; at shutdown close all listeners first. One acceptor that hands fds to `EventLoopGroup.next()` through
 /// `execute` also works (every loop then costs one inbox job per connection) and is the fallback where
 /// `SO_REUSEPORT` is unwanted.
+///
+/// **`SO_REUSEPORT` shares a port with every socket of the same user that sets it, not only with this process's**:
+/// a second gateway started on the same port would silently split the clients with the first. `listenShared`
+/// therefore first checks that nothing listens there, then binds the loops' sockets.
 public enum Socket {
     /// Creates a listening TCP socket bound to `address`, with `SO_REUSEADDR` (restart without waiting for
     /// TIME_WAIT) and, if asked, `SO_REUSEPORT` (one listener per loop on the same port).
@@ -41,6 +45,38 @@ public enum Socket {
         reusePort: Bool = false
     ) throws(IOError) -> CInt {
         try listen(on: SocketAddress(ipAddress: host, port: port), backlog: backlog, reusePort: reusePort)
+    }
+
+    /// `count` listening sockets on one port with `SO_REUSEPORT`, one per loop (port 0: one free port for all).
+    /// Throws `EADDRINUSE` (from `bind`) when any other socket listens on `host:port`, whoever opened it and
+    /// whether or not it set `SO_REUSEPORT`, so another process never joins (or is joined by) these sockets.
+    ///
+    /// The check binds a probe socket without `SO_REUSEPORT` and closes it before the loops bind. A process that
+    /// binds the port with `SO_REUSEPORT` in the microseconds between the two would still share it; a second
+    /// gateway started later, the case that matters (a stale process, a second `make run`), is refused.
+    public static func listenShared(host: String, port: Int, count: Int, backlog: Int = 1024) throws(IOError) -> [CInt] {
+        // Port 0 needs no probe: the kernel picks a port no socket is bound to.
+        if port != 0 { try refuseIfListening(SocketAddress(ipAddress: host, port: port)) }
+        var fds: [CInt] = []
+        do {
+            let first = try listen(host: host, port: port, backlog: backlog, reusePort: true)
+            fds.append(first)
+            let bound = try localPort(first)
+            for _ in 1..<max(1, count) { fds.append(try listen(host: host, port: bound, backlog: backlog, reusePort: true)) }
+        } catch {
+            for fd in fds { close(fd) }
+            throw error
+        }
+        return fds
+    }
+
+    /// Throws `EADDRINUSE` when a socket listens on `address`: a socket without `SO_REUSEPORT` cannot bind a port
+    /// on which any socket listens. `SO_REUSEADDR` keeps a previous run's connections in `TIME_WAIT` from counting.
+    private static func refuseIfListening(_ address: SocketAddress) throws(IOError) {
+        let fd = try syscallValue("socket") { socket(address.family, CLonglinkLinux_SOCK_STREAM_NONBLOCK_CLOEXEC(), 0) }
+        defer { close(fd) }
+        try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt(SO_REUSEADDR)")
+        try syscallValue("bind") { address.withSockAddr { Glibc.bind(fd, $0, $1) } }
     }
 
     /// Accepts one pending connection as a non-blocking, close-on-exec socket; nil when none is pending.

@@ -46,6 +46,15 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     /// Resolves a host name or numeric address with `getaddrinfo` (blocking: call it at start-up, not on a loop).
     /// Returns IPv4 and IPv6 addresses in the resolver's order.
     public static func resolve(host: String, port: Int) throws(IOError) -> [SocketAddress] {
+        do {
+            return try lookUp(host: host, port: port)
+        } catch {
+            throw IOError(errno: error.errno, function: "getaddrinfo(\(host): \(error.reason))")
+        }
+    }
+
+    /// `resolve(host:port:)` with a typed failure a client can tell apart from a socket error ("host not found").
+    public static func lookUp(host: String, port: Int) throws(HostLookupError) -> [SocketAddress] {
         if let numeric = try? SocketAddress(ipAddress: host, port: port) { return [numeric] }
         var hints = addrinfo()
         hints.ai_socktype = CInt(SOCK_STREAM.rawValue)
@@ -53,8 +62,12 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, nil, &hints, &list)
         guard status == 0, let first = list else {
-            let text = String(cString: gai_strerror(status))
-            throw IOError(errno: status == EAI_SYSTEM ? errno : EHOSTUNREACH, function: "getaddrinfo(\(host): \(text))")
+            throw HostLookupError(
+                host: host,
+                reason: String(cString: gai_strerror(status)),
+                isTemporary: status == EAI_AGAIN,
+                errno: status == EAI_SYSTEM ? errno : EHOSTUNREACH
+            )
         }
         defer { freeaddrinfo(list) }
         var addresses: [SocketAddress] = []
@@ -65,7 +78,9 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
             }
             cursor = info.pointee.ai_next
         }
-        guard !addresses.isEmpty else { throw IOError(errno: EHOSTUNREACH, function: "getaddrinfo(\(host))") }
+        guard !addresses.isEmpty else {
+            throw HostLookupError(host: host, reason: "no TCP address", isTemporary: false, errno: EHOSTUNREACH)
+        }
         return addresses
     }
 

@@ -112,12 +112,15 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
     public let reason: String
     /// The failed system call, for `.io`.
     public let underlying: IOError?
+    /// For a failed TLS handshake: why, in terms a client can act on (certificate expired, unknown CA, ...).
+    public let tlsCause: TLSFailureCause?
 
     /// Creates an error of `kind`.
-    public init(kind: Kind, reason: String, underlying: IOError? = nil) {
+    public init(kind: Kind, reason: String, underlying: IOError? = nil, tlsCause: TLSFailureCause? = nil) {
         self.kind = kind
         self.reason = reason
         self.underlying = underlying
+        self.tlsCause = tlsCause
     }
 
     /// Wraps a failed system call.

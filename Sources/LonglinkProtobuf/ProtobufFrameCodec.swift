@@ -68,6 +68,9 @@ public struct ProtobufFrameCodec: FrameCodec {
                 throw WireScan.diagnose(body, message: "ClientFrame")
             }
             defer { CLonglinkProto_client_frame_free(message, arena) }
+            guard VarintBounds.hold(in: body, CLonglinkProto_client_frame_descriptor()) else {
+                throw .malformed(VarintBounds.violation("ClientFrame"))
+            }
             return try Self.clientFrame(from: message.pointee)
         }
     }
@@ -82,6 +85,9 @@ public struct ProtobufFrameCodec: FrameCodec {
                 throw WireScan.diagnose(body, message: "ServerFrame")
             }
             defer { CLonglinkProto_server_frame_free(message, arena) }
+            guard VarintBounds.hold(in: body, CLonglinkProto_server_frame_descriptor()) else {
+                throw .malformed(VarintBounds.violation("ServerFrame"))
+            }
             return try Self.serverFrame(from: message.pointee)
         }
     }

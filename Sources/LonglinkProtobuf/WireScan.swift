@@ -52,8 +52,9 @@ enum WireScan {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while index < body.count {
-            guard shift < 64 else { return .overlong }
             let byte = body[index]
+            // The tenth byte holds bit 63 only: more is a varint above 2^64 − 1 or longer than ten bytes.
+            guard shift < 63 || byte <= 1 else { return .overlong }
             index += 1
             value |= UInt64(byte & 0x7F) << shift
             if byte & 0x80 == 0 { return .value(value) }

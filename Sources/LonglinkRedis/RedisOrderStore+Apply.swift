@@ -15,7 +15,11 @@ extension RedisOrderStore {
     /// one by one through `apply`, in batch order, so each change still succeeds or fails on its own.
     public func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>] {
         guard !changes.isEmpty else { return [] }
-        guard !closed else { return changes.map { _ in .failure(.closed) } }
+        do {
+            try checkWritable()
+        } catch {
+            return changes.map { _ in .failure(error) }
+        }
         if changes.count == 1 { return [Result { () throws(StoreError) in try applyOne(changes[0]) }] }
         var results = [Result<AppliedChange, StoreError>?](repeating: nil, count: changes.count)
         var redo = Set<Int>()
@@ -38,7 +42,7 @@ extension RedisOrderStore {
                 let token = Self.newToken()
                 working[key] = CachedOrder(snapshot: prepared.snapshot, token: token)
                 calls.append((index, key, prepared, token))
-                commands.append(applyCommand(change, prepared, expected: current, token: token))
+                commands.append(applyCommand(prepared, expected: current, token: token))
             }
             let replies = commands.isEmpty ? [] : try pipeline(commands)
             var failed = Set<OrderKey>()
@@ -67,7 +71,7 @@ extension RedisOrderStore {
     /// One change: validate against the cached (or read) snapshot, run the script, and on a lost race or a
     /// changed epoch re-validate against what Redis holds.
     func applyOne(_ change: OrderChange) throws(StoreError) -> AppliedChange {
-        guard !closed else { throw .closed }
+        try checkWritable()
         let key = Self.key(change)
         var fresh = false
         var current: CachedOrder
@@ -95,7 +99,7 @@ extension RedisOrderStore {
             let reply = try evaluate(
                 RedisScripts.apply,
                 keys: scriptKeys(key),
-                arguments: applyArguments(change, prepared, expected: current, token: token)
+                arguments: applyArguments(prepared, expected: current, token: token)
             )
             let parts = reply.array ?? []
             switch parts.first?.string {
@@ -107,6 +111,7 @@ extension RedisOrderStore {
                 guard let stored, let record = RedisRecordCodec.record(entry: parts[1], line: key.line, order: key.id, epoch: epoch)
                 else { throw .storage("Redis at \(address): unreadable replay of \(change.route)", retryable: false) }
                 remember(CachedOrder(snapshot: stored.snapshot, token: stored.token), for: key)
+                try ChangeValidation.checkReplay(change, of: record)
                 return AppliedChange(record: record, snapshot: stored.snapshot, deduplicated: true)
             case "STALE" where parts.count == 2:
                 let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(parts[1]), line: key.line, order: key.id, epoch: epoch)
@@ -124,7 +129,86 @@ extension RedisOrderStore {
         throw .storage("\(change.route) changed \(Self.maxAttempts) times while this change was validated; retry", retryable: true)
     }
 
-    /// The first record of a replayed idempotency key with the current snapshot, or nil.
+    /// Records another store committed, one script each (see `ChangeValidation.prepareCommitted`).
+    public func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>] {
+        records.map { record in Result { () throws(StoreError) in try applyCommittedOne(record) } }
+    }
+
+    /// One committed record: checked against the cached (or read) snapshot, appended by the apply script with the
+    /// write-token check, or compared with the stored record at its offset.
+    func applyCommittedOne(_ record: OrderChangeRecord) throws(StoreError) -> AppliedChange {
+        try checkWritable()
+        let key = OrderKey(line: record.line, id: record.orderID)
+        var fresh = false
+        var current: CachedOrder
+        if let cached = cache[key] {
+            current = cached
+        } else {
+            current = try load(key)
+            fresh = true
+        }
+        for _ in 0..<Self.maxAttempts {
+            let step: ChangeValidation.CommittedStep
+            do {
+                step = try ChangeValidation.prepareCommitted(record, current: current.snapshot, catalog: catalog, epoch: epoch)
+            } catch {
+                guard fresh else {
+                    current = try load(key)
+                    fresh = true
+                    continue
+                }
+                throw error
+            }
+            switch step {
+            case .compare(let offset):
+                guard fresh, let snapshot = current.snapshot else {
+                    current = try load(key)
+                    fresh = true
+                    continue
+                }
+                let entry = try transaction([
+                    [Array("XRANGE".utf8), keys.history(key.line, key.id), Array("\(offset)-0".utf8), Array("\(offset)-0".utf8)]
+                ])[0].array?.first
+                let stored = entry.flatMap { RedisRecordCodec.record(entry: $0, line: key.line, order: key.id, epoch: epoch) }
+                return try ChangeValidation.heldRecord(record, stored: stored, current: snapshot)
+            case .append(let prepared):
+                let token = Self.newToken()
+                let reply = try evaluate(
+                    RedisScripts.apply,
+                    keys: scriptKeys(key),
+                    arguments: applyArguments(prepared, expected: current, token: token)
+                )
+                let parts = reply.array ?? []
+                switch parts.first?.string {
+                case "OK":
+                    remember(CachedOrder(snapshot: prepared.snapshot, token: token), for: key)
+                    return AppliedChange(record: prepared.record, snapshot: prepared.snapshot, deduplicated: false)
+                case "DUP" where parts.count == 3:
+                    // The record's idempotency key is held by another record of the order.
+                    let stored = RedisRecordCodec.record(entry: parts[1], line: key.line, order: key.id, epoch: epoch)
+                    throw .conflict(
+                        "\(record.line)/\(record.orderID): the idempotency key of the record at offset "
+                            + "\(record.position.offset) is held by the record at offset \(stored?.position.offset ?? 0)"
+                    )
+                case "STALE" where parts.count == 2:
+                    let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(parts[1]), line: key.line, order: key.id, epoch: epoch)
+                    current = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
+                    remember(current, for: key)
+                    fresh = true
+                case "EPOCH":
+                    try adoptEpoch(try command([Array("GET".utf8), keys.epoch]).string)
+                    current = try load(key)
+                    fresh = true
+                default:
+                    throw .storage("Redis at \(address): unexpected apply reply \(reply)", retryable: false)
+                }
+            }
+        }
+        throw .storage("\(record.route) changed \(Self.maxAttempts) times while its record was stored; retry", retryable: true)
+    }
+
+    /// The first record of a replayed idempotency key with the current snapshot, or nil; `idempotencyConflict` when
+    /// the key's record is a different change.
     private func replayed(_ change: OrderChange) throws(StoreError) -> AppliedChange? {
         guard !change.idempotencyKey.isEmpty else { return nil }
         let key = Self.key(change)
@@ -139,6 +223,7 @@ extension RedisOrderStore {
             let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(replies[1]), line: key.line, order: key.id, epoch: epoch)
         else { return nil }
         remember(CachedOrder(snapshot: stored.snapshot, token: stored.token), for: key)
+        try ChangeValidation.checkReplay(change, of: record)
         return AppliedChange(record: record, snapshot: stored.snapshot, deduplicated: true)
     }
 
@@ -163,22 +248,17 @@ extension RedisOrderStore {
         ]
     }
 
-    private func applyCommand(_ change: OrderChange, _ prepared: ChangeValidation.Prepared, expected: CachedOrder, token: String)
-        -> [[UInt8]]
-    {
-        evalCommand(
+    private func applyCommand(_ prepared: ChangeValidation.Prepared, expected: CachedOrder, token: String) -> [[UInt8]] {
+        let record = prepared.record
+        return evalCommand(
             RedisScripts.apply,
-            keys: scriptKeys(Self.key(change)),
-            arguments: applyArguments(change, prepared, expected: expected, token: token)
+            keys: scriptKeys(OrderKey(line: record.line, id: record.orderID)),
+            arguments: applyArguments(prepared, expected: expected, token: token)
         )
     }
 
-    private func applyArguments(
-        _ change: OrderChange,
-        _ prepared: ChangeValidation.Prepared,
-        expected: CachedOrder,
-        token: String
-    ) -> [[UInt8]] {
+    /// The apply script's arguments for a prepared record (the record carries the idempotency key and the order).
+    private func applyArguments(_ prepared: ChangeValidation.Prepared, expected: CachedOrder, token: String) -> [[UInt8]] {
         let record = prepared.record
         let snapshot = RedisRecordCodec.snapshotFields(prepared.snapshot)
         let terminal = ChangeValidation.isTerminal(prepared.snapshot, catalog: catalog)
@@ -186,12 +266,12 @@ extension RedisOrderStore {
             Array(String(epoch).utf8),
             Array(expected.token.utf8),
             Array(token.utf8),
-            Array(change.idempotencyKey.utf8),
+            Array(record.idempotencyKey.utf8),
             RedisRecordCodec.digits(record.position.offset),
             Array(String(max(1, retention.maxRecordsPerOrder)).utf8),
             channels.map { Array($0.channel(for: record.route, prefix: prefix).utf8) } ?? [],
             channels == nil ? [] : RedisRecordCodec.message(record),
-            RedisKeys.member(change.line, change.orderID),
+            RedisKeys.member(record.line, record.orderID),
             terminal ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")],
             RedisRecordCodec.digits(prepared.snapshot.updatedAtMillis),
             expected.snapshot.map { RedisRecordCodec.digits($0.updatedAtMillis) } ?? [],

@@ -2,8 +2,11 @@ public import LonglinkCore
 
 /// Imports (for `longlink migrate`) and retention (`expire`), each order's write in one script.
 extension RedisOrderStore {
-    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError) {
-        guard !closed else { throw .closed }
+    @discardableResult
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], policy: ImportPolicy)
+        throws(StoreError) -> ImportOutcome
+    {
+        try checkWritable()
         let key = OrderKey(line: snapshot.line, id: snapshot.orderID)
         for _ in 0..<Self.maxAttempts {
             let imported = try ChangeValidation.prepareImport(snapshot, history: history, catalog: catalog, epoch: epoch)
@@ -13,13 +16,15 @@ extension RedisOrderStore {
             ])
             guard imported.snapshot.position.epoch == epoch else { continue }  // the epoch changed underneath
             let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(replies[0]), line: key.line, order: key.id, epoch: epoch)
-            if let stored {
-                let storedHistory = (replies[1].array ?? []).compactMap {
-                    RedisRecordCodec.record(entry: $0, line: key.line, order: key.id, epoch: epoch)
-                }
-                if ChangeValidation.isSameOrder((stored.snapshot, storedHistory), imported) { return }
-                guard replace else { throw .conflict("\(snapshot.line)/\(snapshot.orderID) exists with different data") }
+            let storedHistory = (replies[1].array ?? []).compactMap {
+                RedisRecordCodec.record(entry: $0, line: key.line, order: key.id, epoch: epoch)
             }
+            let outcome = try ChangeValidation.importOutcome(
+                stored: stored.map { ($0.snapshot, storedHistory) },
+                imported: imported,
+                policy: policy
+            )
+            if outcome == .identical { return .identical }
             cache[key] = nil
             let token = Self.newToken()
             let fields = RedisRecordCodec.snapshotFields(imported.snapshot)
@@ -43,7 +48,7 @@ extension RedisOrderStore {
             }
             let reply = try evaluate(RedisScripts.importOrder, keys: scriptKeys(key), arguments: arguments)
             switch reply.array?.first?.string {
-            case "OK": return
+            case "OK": return outcome
             case "STALE": continue
             case "EPOCH": try adoptEpoch(try command([Array("GET".utf8), keys.epoch]).string)
             default: throw .storage("Redis at \(address): unexpected import reply \(reply)", retryable: false)
@@ -56,7 +61,7 @@ extension RedisOrderStore {
     /// each order's latest). Candidates come from the `terminal` and `aging` sorted sets in pages of 500; each
     /// order is handled by one script that re-checks it, so a change racing with `expire` is never lost.
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int {
-        guard !closed else { throw .closed }
+        try checkWritable()
         cache.removeAll()
         var removed = 0
         if nowMillis >= retention.terminalOrderTTLMillis {

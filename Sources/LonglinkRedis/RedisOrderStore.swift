@@ -36,6 +36,8 @@ public final class RedisOrderStore: OrderStore {
     public let prefix: String
     /// The epoch of the history in Redis (it changes when Redis lost the history).
     public private(set) var epoch: UInt32 = 0
+    /// Whether the store was opened for reading only (`readOnly`): it never creates an epoch and refuses writes.
+    public let isReadOnly: Bool
     let clock: any WallClock
     let keys: RedisKeys
     private let password: String?
@@ -56,6 +58,9 @@ public final class RedisOrderStore: OrderStore {
     ///   - prefix: the key prefix; deployments sharing a server use different ones.
     ///   - channels: how records are published; nil publishes nothing (no Redis broker).
     ///   - timeout: bounds connecting and every command.
+    ///   - readOnly: open an existing store for reading only, as `longlink migrate` reads its source: a Redis
+    ///     without the epoch key (no Longlink store under `prefix` in that database) is refused instead of
+    ///     getting a new epoch, and writes fail with `.storage`.
     /// - Throws: `.storage(…, retryable: true)` when Redis cannot be reached.
     public init(
         address: RedisAddress,
@@ -65,8 +70,10 @@ public final class RedisOrderStore: OrderStore {
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
         clock: any WallClock = SystemWallClock(),
-        timeout: Duration = .seconds(5)
+        timeout: Duration = .seconds(5),
+        readOnly: Bool = false
     ) throws(StoreError) {
+        self.isReadOnly = readOnly
         self.address = address
         self.password = password
         self.prefix = prefix
@@ -163,6 +170,12 @@ public final class RedisOrderStore: OrderStore {
         return snapshots
     }
 
+    /// Refuses a write on a store opened read-only.
+    func checkWritable() throws(StoreError) {
+        guard !closed else { throw .closed }
+        if isReadOnly { throw .storage("Redis at \(address) was opened read-only", retryable: false) }
+    }
+
     /// The order's snapshot and write token, read fresh (and cached).
     func load(_ key: OrderKey) throws(StoreError) -> CachedOrder {
         let replies = try transaction([[Array("HGETALL".utf8), keys.order(key.line, key.id)]])
@@ -196,6 +209,14 @@ public final class RedisOrderStore: OrderStore {
     /// A changed epoch empties the cache: the history it described is gone.
     func adoptEpoch(_ stored: String?) throws(StoreError) {
         var value = stored.flatMap { UInt32($0) }
+        if stored == nil && isReadOnly {
+            throw .storage(
+                "Redis at \(address)\(address.database == 0 ? "/0" : "") holds no Longlink store: no key "
+                    + "\(keys.prefix):epoch (check the address, the database number and the key prefix; a store read "
+                    + "from is opened read-only, nothing is created)",
+                retryable: false
+            )
+        }
         if value == nil {
             let fresh = UInt32.random(in: 1...UInt32.max)
             try command([Array("SET".utf8), keys.epoch, Array(String(fresh).utf8), Array("NX".utf8)])

@@ -7,13 +7,14 @@ final class SQLiteConnection {
     /// The path it was opened with, for error messages.
     let path: String
 
-    /// Opens (and creates when `create` is true) the database file at `path`.
-    init(path: String, create: Bool = true) throws(SQLiteError) {
+    /// Opens (and creates when `create` is true) the database file at `path`; `readOnly` opens an existing file
+    /// for reading only (never creating it).
+    init(path: String, create: Bool = true, readOnly: Bool = false) throws(SQLiteError) {
         _ = Self.configured
         self.path = path
         var db: OpaquePointer?
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        if create { flags |= SQLITE_OPEN_CREATE }
+        var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))

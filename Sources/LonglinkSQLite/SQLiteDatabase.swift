@@ -12,6 +12,10 @@ final class SQLiteDatabase {
     let epoch: UInt32
     /// The schema version the file had before this open (0 when it was created now).
     let versionBeforeOpen: Int
+    /// The schema version it has now (the latest, except for a file opened read-only).
+    let schemaVersion: Int
+    /// Whether it was opened read-only (`init(readingExisting:)`).
+    let isReadOnly: Bool
 
     /// How long a statement waits for another process's lock before failing.
     static let busyTimeoutMillis: Int32 = 5_000
@@ -57,7 +61,65 @@ final class SQLiteDatabase {
         // 16 MiB page cache; temporary b-trees (sorts) in memory.
         try connection.execute("PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY")
         versionBeforeOpen = try SQLiteSchema.migrate(connection, migrations: migrations, nowMillis: nowMillis)
+        schemaVersion = migrations.last?.version ?? 0
+        isReadOnly = false
         epoch = try Self.loadEpoch(connection)
+    }
+
+    /// Opens an existing Longlink database at `path` read-only: nothing is created, migrated or written (a WAL
+    /// file's `-wal`/`-shm` companions may appear, as for any reader). A missing file, or one without Longlink's
+    /// tables (an empty file, another program's database), is refused naming the path.
+    init(readingExisting path: String, latestVersion: Int = SQLiteSchema.latestVersion) throws(SQLiteError) {
+        self.path = path
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw SQLiteError(
+                code: SQLITE_CANTOPEN,
+                message: "no such file",
+                operation: "open",
+                explained: "no Longlink store at \(path): the file does not exist; check the path (a store read "
+                    + "from is opened read-only, nothing is created)"
+            )
+        }
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: path, create: false, readOnly: true)
+        } catch {
+            throw Self.explainOpenFailure(error, path: path)
+        }
+        self.connection = connection
+        connection.setBusyTimeout(milliseconds: Self.busyTimeoutMillis)
+        // The first statement reads the header: a file that is not a database fails here with SQLITE_NOTADB.
+        let tables = try connection.scalarInt(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('schema_version', 'meta', 'orders', 'history')"
+        )
+        let version = tables == 4 ? Int(try connection.scalarInt("SELECT MAX(version) FROM schema_version") ?? 0) : 0
+        guard version >= 1 else {
+            throw SQLiteError(
+                code: SQLITE_NOTADB,
+                message: "no Longlink tables",
+                operation: "open",
+                explained: "\(path) is not a Longlink store: it has no Longlink tables (an empty file, or another "
+                    + "program's database); check the path"
+            )
+        }
+        guard version <= latestVersion else {
+            throw SQLiteError(
+                code: SQLITE_ERROR,
+                message: "the database has schema version \(version) but this build of Longlink knows only up to "
+                    + "\(latestVersion); run a newer Longlink",
+                operation: "open"
+            )
+        }
+        versionBeforeOpen = version
+        schemaVersion = version
+        isReadOnly = true
+        guard let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'epoch'"),
+            let epoch = UInt32(exactly: stored), epoch != 0
+        else {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "the stored epoch is missing or invalid", operation: "load epoch")
+        }
+        self.epoch = epoch
     }
 
     /// Reads the epoch, choosing and storing a random one when the file has none yet.
@@ -122,7 +184,7 @@ final class SQLiteDatabase {
 
     /// Checkpoints the WAL into the main file and closes the connection.
     func close() {
-        if connection.handle != nil {
+        if connection.handle != nil && !isReadOnly {
             // Best effort: a failure leaves the WAL in place, which the next open replays.
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }

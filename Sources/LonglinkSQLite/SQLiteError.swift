@@ -10,6 +10,8 @@ struct SQLiteError: Error, CustomStringConvertible {
     var message: String
     /// What was being done ("open", "prepare: INSERT INTO history …", "COMMIT").
     var operation: String
+    /// The whole explanation, when Longlink knows better than the code what happened (a missing source file).
+    var explained: String? = nil
 
     /// The primary result code (SQLITE_FULL, SQLITE_CORRUPT, ...).
     var primaryCode: Int32 { code & 0xFF }
@@ -36,6 +38,7 @@ struct SQLiteError: Error, CustomStringConvertible {
 
     /// What went wrong and what to do about it, as one sentence naming the database at `path`.
     func explanation(path: String) -> String {
+        if let explained { return explained }
         let detail = "\(operation) failed on \(path): \(message) (SQLite code \(code))"
         let advice: String
         switch primaryCode {

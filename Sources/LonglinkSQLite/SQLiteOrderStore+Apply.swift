@@ -12,27 +12,47 @@ extension SQLiteOrderStore {
     }
 
     public func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>] {
-        guard !changes.isEmpty else { return [] }
-        guard !closed else { return changes.map { _ in .failure(.closed) } }
-        if let results = applyBatch(changes, savepoints: false) { return results }
-        return applyBatch(changes, savepoints: true) ?? changes.map { _ in .failure(.closed) }
+        groupCommit(changes) { (change, savepoint) throws(ChangeFailure) in try applyOne(change, savepoint: savepoint) }
     }
 
-    /// One transaction for `changes`. Without `savepoints`, a storage failure rolls the transaction back and
-    /// returns nil (nothing stored); with them, it refuses that change only.
-    private func applyBatch(_ changes: [OrderChange], savepoints: Bool) -> [Result<AppliedChange, StoreError>]? {
+    /// Records another store committed, in one transaction like `applyBatch` (see `ChangeValidation.prepareCommitted`).
+    public func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>] {
+        groupCommit(records) { (record, savepoint) throws(ChangeFailure) in
+            try applyCommittedOne(record, savepoint: savepoint)
+        }
+    }
+
+    /// Runs `one` for each item in one transaction, first without savepoints, then (after a storage failure rolled
+    /// that back) with a savepoint per item.
+    private func groupCommit<Item>(
+        _ items: [Item],
+        _ one: (Item, _ savepoint: Bool) throws(ChangeFailure) -> AppliedChange
+    ) -> [Result<AppliedChange, StoreError>] {
+        guard !items.isEmpty else { return [] }
+        guard !closed else { return items.map { _ in .failure(.closed) } }
+        if let results = transaction(items, savepoints: false, one) { return results }
+        return transaction(items, savepoints: true, one) ?? items.map { _ in .failure(.closed) }
+    }
+
+    /// One transaction for `items`. Without `savepoints`, a storage failure rolls the transaction back and
+    /// returns nil (nothing stored); with them, it refuses that item only.
+    private func transaction<Item>(
+        _ items: [Item],
+        savepoints: Bool,
+        _ one: (Item, _ savepoint: Bool) throws(ChangeFailure) -> AppliedChange
+    ) -> [Result<AppliedChange, StoreError>]? {
         do {
             try statements.begin.run()
             try refreshCache()
         } catch {
             if !database.connection.isAutocommit { try? statements.rollback.run() }
-            return changes.map { _ in .failure(error.storeError(path: path)) }
+            return items.map { _ in .failure(error.storeError(path: path)) }
         }
         var results: [Result<AppliedChange, StoreError>] = []
-        results.reserveCapacity(changes.count)
-        for change in changes {
+        results.reserveCapacity(items.count)
+        for item in items {
             do {
-                results.append(.success(try applyOne(change, savepoint: savepoints)))
+                results.append(.success(try one(item, savepoints)))
             } catch {
                 switch error {
                 case .refused(let refusal):
@@ -46,7 +66,7 @@ extension SQLiteOrderStore {
                     // I/O error): then the earlier changes of this batch are gone too, and none is stored.
                     if database.connection.isAutocommit {
                         cache.rollback()
-                        return changes.map { _ in .failure(failure.storeError(path: path)) }
+                        return items.map { _ in .failure(failure.storeError(path: path)) }
                     }
                     results.append(.failure(failure.storeError(path: path)))
                 }
@@ -57,12 +77,12 @@ extension SQLiteOrderStore {
         } catch {
             if !database.connection.isAutocommit { try? statements.rollback.run() }
             cache.rollback()
-            let what = changes.count == 1 ? "the change was" : "the batch of \(changes.count) changes was"
+            let what = items.count == 1 ? "the change was" : "the batch of \(items.count) changes was"
             let failure = StoreError.storage(
                 "\(what) not committed, nothing of it is stored: " + error.explanation(path: path),
                 retryable: error.isRetryable
             )
-            return changes.map { _ in .failure(failure) }
+            return items.map { _ in .failure(failure) }
         }
         cache.commit()
         return results
@@ -92,15 +112,24 @@ extension SQLiteOrderStore {
     private func applyOne(_ change: OrderChange, savepoint: Bool) throws(ChangeFailure) -> AppliedChange {
         let cacheKey = SQLiteOrderCache.Key(line: change.line, id: change.orderID)
         var current = cache.order(cacheKey)
+        var replayed: OrderChangeRecord?
         do {
             if current == nil { current = try loadOrder(change.line, change.orderID) }
             if let current, !change.idempotencyKey.isEmpty,
                 let first = try recordWithKey(change.idempotencyKey, of: current.key, current.snapshot)
             {
-                return AppliedChange(record: first, snapshot: current.snapshot, deduplicated: true)
+                replayed = first
             }
         } catch {
             throw .storage(error)
+        }
+        if let replayed, let current {
+            do {
+                try ChangeValidation.checkReplay(change, of: replayed)
+            } catch {
+                throw .refused(error)
+            }
+            return AppliedChange(record: replayed, snapshot: current.snapshot, deduplicated: true)
         }
         let prepared: ChangeValidation.Prepared
         do {
@@ -114,6 +143,51 @@ extension SQLiteOrderStore {
         } catch {
             throw .refused(error)
         }
+        return try store(prepared, over: current, key: cacheKey, savepoint: savepoint)
+    }
+
+    /// Checks and writes one committed record inside the open transaction (see `applyOne`).
+    private func applyCommittedOne(_ record: OrderChangeRecord, savepoint: Bool) throws(ChangeFailure) -> AppliedChange {
+        let cacheKey = SQLiteOrderCache.Key(line: record.line, id: record.orderID)
+        var current = cache.order(cacheKey)
+        do {
+            if current == nil { current = try loadOrder(record.line, record.orderID) }
+        } catch {
+            throw .storage(error)
+        }
+        let step: ChangeValidation.CommittedStep
+        do {
+            step = try ChangeValidation.prepareCommitted(record, current: current?.snapshot, catalog: catalog, epoch: epoch)
+        } catch {
+            throw .refused(error)
+        }
+        switch step {
+        case .append(let prepared):
+            return try store(prepared, over: current, key: cacheKey, savepoint: savepoint)
+        case .compare(let offset):
+            guard let current else { throw .refused(.conflict("\(record.route) is not stored here")) }
+            let stored: OrderChangeRecord?
+            do {
+                stored = try loadRecords(key: current.key, line: record.line, order: record.orderID, from: offset, limit: 1)
+                    .first
+            } catch {
+                throw .storage(error)
+            }
+            do {
+                return try ChangeValidation.heldRecord(record, stored: stored, current: current.snapshot)
+            } catch {
+                throw .refused(error)
+            }
+        }
+    }
+
+    /// Writes a prepared record and snapshot, with a savepoint around it when asked, and caches the order.
+    private func store(
+        _ prepared: ChangeValidation.Prepared,
+        over current: StoredOrder?,
+        key cacheKey: SQLiteOrderCache.Key,
+        savepoint: Bool
+    ) throws(ChangeFailure) -> AppliedChange {
         guard savepoint else {
             do {
                 cache.store(try write(prepared, over: current), for: cacheKey)

@@ -2,47 +2,47 @@ public import LonglinkCore
 
 /// Imports (for `longlink migrate`) and retention (`expire`).
 extension SQLiteOrderStore {
-    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool)
-        throws(StoreError)
+    @discardableResult
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], policy: ImportPolicy)
+        throws(StoreError) -> ImportOutcome
     {
         guard !closed else { throw .closed }
         let imported = try ChangeValidation.prepareImport(snapshot, history: history, catalog: catalog, epoch: epoch)
-        let outcome = try transaction { () throws(SQLiteError) in try write(imported, replace: replace) }
+        let outcome = try transaction { () throws(SQLiteError) in try write(imported, policy: policy) }
         cache.remove(SQLiteOrderCache.Key(line: snapshot.line, id: snapshot.orderID))
-        if outcome == .conflict {
-            throw .conflict("\(snapshot.line)/\(snapshot.orderID) exists with different data")
-        }
+        return try outcome.get()
     }
 
-    /// What an import did.
-    private enum ImportOutcome {
-        /// The order was written (created or replaced).
-        case written
-        /// The same order was already stored; nothing was written.
-        case identical
-        /// A different order is stored and `replace` is false; nothing was written.
-        case conflict
-    }
-
-    /// Writes an imported order inside the open transaction, unless an identical or conflicting one exists.
-    private func write(_ imported: (snapshot: OrderSnapshot, history: [OrderChangeRecord]), replace: Bool)
-        throws(SQLiteError) -> ImportOutcome
+    /// Writes an imported order inside the open transaction unless the stored one is identical or `policy`
+    /// refuses it (then nothing is written and the refusal is returned).
+    private func write(_ imported: (snapshot: OrderSnapshot, history: [OrderChangeRecord]), policy: ImportPolicy)
+        throws(SQLiteError) -> Result<ImportOutcome, StoreError>
     {
         let snapshot = imported.snapshot
         let terminal = ChangeValidation.isTerminal(snapshot, catalog: catalog)
         // The oldest record other than the latest, if any, can age out.
         let agingFrom = imported.history.count > 1 ? imported.history.first?.timestampMillis : nil
-        let key: Int64
-        if let existing = try loadOrder(snapshot.line, snapshot.orderID) {
-            let stored = try loadRecords(
+        let existing = try loadOrder(snapshot.line, snapshot.orderID)
+        var stored: (snapshot: OrderSnapshot, history: [OrderChangeRecord])?
+        if let existing {
+            let records = try loadRecords(
                 key: existing.key,
                 line: snapshot.line,
                 order: snapshot.orderID,
                 from: 0,
                 limit: Int.max
             )
-            if ChangeValidation.isSameOrder((existing.snapshot, stored), imported) { return .identical }
-            guard replace else { return .conflict }
+            stored = (existing.snapshot, records)
+        }
+        let outcome: ImportOutcome
+        do {
+            outcome = try ChangeValidation.importOutcome(stored: stored, imported: imported, policy: policy)
+        } catch {
+            return .failure(error)
+        }
+        if outcome == .identical { return .success(.identical) }
+        let key: Int64
+        if let existing {
             let clear = statements.trimHistory
             try clear.bind(existing.key, at: 1)
             try clear.bind(Int64.max, at: 2)
@@ -62,7 +62,7 @@ extension SQLiteOrderStore {
             try SQLiteStatements.bind(record, to: insert)
             try insert.run()
         }
-        return .written
+        return .success(outcome)
     }
 
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int {

@@ -75,8 +75,21 @@ public final class SQLiteOrderStore: OrderStore {
         )
     }
 
-    /// The designated initializer; tests pass extra migrations to exercise the mechanism.
-    init(
+    /// Opens the existing store at `path` for reading only, as `longlink migrate` reads its source: nothing is
+    /// created, migrated or written (writes fail with `.storage`). A missing file, or one without Longlink's
+    /// tables (an empty file, another program's database), is refused naming the path.
+    public convenience init(readingExisting path: String, catalog: StateMachineCatalog = .builtIn) throws(StoreError) {
+        let database: SQLiteDatabase
+        do {
+            database = try SQLiteDatabase(readingExisting: path)
+        } catch {
+            throw error.storeError(path: path)
+        }
+        try self.init(database: database, catalog: catalog, retention: .standard, clock: SystemWallClock())
+    }
+
+    /// Opens, creating and migrating; tests pass extra migrations to exercise the mechanism.
+    convenience init(
         path: String,
         catalog: StateMachineCatalog,
         retention: StoreRetention,
@@ -84,10 +97,7 @@ public final class SQLiteOrderStore: OrderStore {
         synchronous: Durability,
         migrations: [SQLiteSchema.Migration]
     ) throws(StoreError) {
-        self.path = path
-        self.catalog = catalog
-        self.retention = retention
-        self.clock = clock
+        let database: SQLiteDatabase
         do {
             database = try SQLiteDatabase(
                 path: path,
@@ -95,9 +105,29 @@ public final class SQLiteOrderStore: OrderStore {
                 migrations: migrations,
                 nowMillis: clock.nowMillis()
             )
-            statements = try SQLiteStatements(database.connection)
         } catch {
             throw error.storeError(path: path)
+        }
+        try self.init(database: database, catalog: catalog, retention: retention, clock: clock)
+    }
+
+    /// The designated initializer, over an open database.
+    private init(
+        database: SQLiteDatabase,
+        catalog: StateMachineCatalog,
+        retention: StoreRetention,
+        clock: any WallClock
+    ) throws(StoreError) {
+        self.path = database.path
+        self.catalog = catalog
+        self.retention = retention
+        self.clock = clock
+        self.database = database
+        do {
+            statements = try SQLiteStatements(database.connection)
+        } catch {
+            database.close()
+            throw error.storeError(path: database.path)
         }
         epoch = database.epoch
     }

@@ -19,7 +19,8 @@ public struct ShadowDivergence: Hashable, Sendable, CustomStringConvertible {
         case expiryDiffers = "expiry_differs"
     }
 
-    /// The operation (`apply`, `snapshot`, `records`, `importOrder`, `expire`).
+    /// The operation (`apply`, `applyCommitted`, `snapshot`, `records`, `importOrder`, `expire`, `setToggle`,
+    /// `toggles`, `importToggle`).
     public var operation: String
     /// The kind of difference.
     public var kind: Kind

@@ -1,12 +1,18 @@
 public import LonglinkCore
 
 /// An `OrderStore` that runs a shadow store beside the primary, to try a new store in production safely
-/// (`shadowStore = sqlite`): every change goes to both, every answer comes from the primary, and any difference
-/// (result, error, snapshot, position, history) is reported to a `ShadowDivergenceReporter` with the order id.
+/// (`shadowStore = sqlite`): every answer comes from the primary, and the shadow keeps a faithful copy of it.
 ///
-/// A failure of the shadow never fails the primary: shadow errors are only reported. Comparisons ignore epochs
-/// (each store has its own) and record timestamps (each store reads its own clock); history reads are asked of
-/// the shadow with the position moved into its epoch.
+/// A change is applied by the primary only; the record it committed goes to the shadow as committed
+/// (`applyCommittedBatch`: same offsets, timestamps, fields and idempotency keys, the shadow's epoch), so
+/// `longlink migrate --from PRIMARY --to SHADOW --verify` finds them identical. Any difference is reported to a
+/// `ShadowDivergenceReporter` with the order id: a shadow that refuses or fails to store a record, a record or
+/// snapshot it answers differently, a refusal by the primary that the shadow's copy of the order would not
+/// explain, reads that answer differently. Comparisons cover every field `--verify` compares (timestamps
+/// included) and ignore only epochs (each store has its own); history reads are asked of the shadow with the
+/// position moved into its epoch.
+///
+/// A failure of the shadow never fails the primary: shadow errors are only reported.
 public final class ShadowOrderStore: OrderStore {
     /// The store whose answers are returned.
     public let primary: any OrderStore
@@ -33,30 +39,66 @@ public final class ShadowOrderStore: OrderStore {
     public var epoch: UInt32 { primary.epoch }
 
     public func apply(_ change: OrderChange) throws(StoreError) -> AppliedChange {
-        let first = Result { () throws(StoreError) in try primary.apply(change) }
-        let second = Result { () throws(StoreError) in try shadow.apply(change) }
-        compare(first, second, change)
-        return try first.get()
+        let result = Result { () throws(StoreError) in try primary.apply(change) }
+        mirror([result], of: [change])
+        return try result.get()
     }
 
     public func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>] {
-        let first = primary.applyBatch(changes)
-        let second = shadow.applyBatch(changes)
-        for (i, change) in changes.enumerated() {
-            guard i < first.count else { break }
-            guard i < second.count else {
-                report(
-                    "applyBatch",
-                    .shadowFailed,
-                    change.line,
-                    change.orderID,
-                    "shadow returned \(second.count) results"
-                )
-                break
-            }
-            compare(first[i], second[i], change)
+        let results = primary.applyBatch(changes)
+        mirror(results, of: changes)
+        return results
+    }
+
+    /// Records committed elsewhere: stored by the primary, and what it stored handed on to the shadow.
+    public func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>] {
+        let results = primary.applyCommittedBatch(records)
+        handOn(results, operation: "applyCommitted")
+        return results
+    }
+
+    /// Hands what the primary committed to the shadow as committed, then checks the primary's refusals against
+    /// the shadow's copy of the order (after the batch, so both copies stand at the same point).
+    private func mirror(_ results: [Result<AppliedChange, StoreError>], of changes: [OrderChange]) {
+        handOn(results, operation: "apply")
+        for (result, change) in zip(results, changes) {
+            guard case .failure(let error) = result else { continue }
+            checkRefusal(error, change)
         }
-        return first
+    }
+
+    /// Stores the primary's successful results' records in the shadow (one batch) and compares its answers.
+    private func handOn(_ results: [Result<AppliedChange, StoreError>], operation: String) {
+        var committed: [OrderChangeRecord] = []
+        committed.reserveCapacity(results.count)
+        for case .success(let applied) in results { committed.append(applied.record) }
+        guard !committed.isEmpty else { return }
+        let second = shadow.applyCommittedBatch(committed)
+        var next = 0
+        for case .success(let applied) in results {
+            guard next < second.count else {
+                report(operation, .shadowFailed, applied.record.line, applied.record.orderID, "shadow returned \(second.count) results")
+                return
+            }
+            compare(applied, second[next], operation: operation)
+            next += 1
+        }
+    }
+
+    /// A refusal that depends on the order's current state (an illegal transition, an unknown order) is explained
+    /// by the primary's copy of the order; the shadow's copy must be the same.
+    private func checkRefusal(_ error: StoreError, _ change: OrderChange) {
+        switch error {
+        case .illegalTransition, .unknownOrder: break
+        default: return
+        }
+        let first = Result { () throws(StoreError) in try primary.snapshot(of: change.line, change.orderID) }
+        let second = Result { () throws(StoreError) in try shadow.snapshot(of: change.line, change.orderID) }
+        if case .failure(let failure) = second {
+            report("apply", .shadowFailed, change.line, change.orderID, "refused by the primary (\(error.code)); \(failure)")
+        } else if let what = Self.difference(first, second) {
+            report("apply", .resultDiffers, change.line, change.orderID, "refused by the primary (\(error.code)), and \(what)")
+        }
     }
 
     public func snapshot(of line: BusinessLine, _ order: OrderID) throws(StoreError) -> OrderSnapshot? {
@@ -64,21 +106,27 @@ public final class ShadowOrderStore: OrderStore {
         if compareReads {
             let second = Result { () throws(StoreError) in try shadow.snapshot(of: line, order) }
             switch (first, second) {
-            case (.success(let a), .success(let b)):
-                if let a, let b {
-                    if let what = ChangeValidation.difference(a, b, ignoringTimestamps: true) {
-                        report("snapshot", .readDiffers, line, order, what)
-                    }
-                } else if (a == nil) != (b == nil) {
-                    report("snapshot", .readDiffers, line, order, "\(Self.describe(a)) vs \(Self.describe(b))")
-                }
-            case (.failure(let a), .failure(let b)) where a == b: break
             case (.success, .failure(let error)): report("snapshot", .shadowFailed, line, order, "\(error)")
             case (.failure(let error), .success): report("snapshot", .primaryFailed, line, order, "\(error)")
-            case (.failure(let a), .failure(let b)): report("snapshot", .errorDiffers, line, order, "\(a) vs \(b)")
+            case (.failure(let a), .failure(let b)):
+                if a != b { report("snapshot", .errorDiffers, line, order, "\(a) vs \(b)") }
+            case (.success, .success):
+                if let what = Self.difference(first, second) { report("snapshot", .readDiffers, line, order, what) }
             }
         }
         return try first.get()
+    }
+
+    /// What differs between the two stores' snapshots of one order (ignoring epochs), or nil; failures to read
+    /// are not differences here.
+    private static func difference(
+        _ first: Result<OrderSnapshot?, StoreError>,
+        _ second: Result<OrderSnapshot?, StoreError>
+    ) -> String? {
+        guard case .success(let a) = first, case .success(let b) = second else { return nil }
+        if let a, let b { return ChangeValidation.difference(a, b).map { "snapshot: \($0)" } }
+        if (a == nil) != (b == nil) { return "snapshot \(describe(a)) vs \(describe(b))" }
+        return nil
     }
 
     public func records(of line: BusinessLine, _ order: OrderID, after position: StreamPosition, limit: Int)
@@ -125,24 +173,36 @@ public final class ShadowOrderStore: OrderStore {
         try primary.orders(after: cursor, limit: limit)
     }
 
-    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError) {
+    @discardableResult
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], policy: ImportPolicy)
+        throws(StoreError) -> ImportOutcome
+    {
         let first = Result { () throws(StoreError) in
-            try primary.importOrder(snapshot, history: history, replace: replace)
+            try primary.importOrder(snapshot, history: history, policy: policy)
         }
         let second = Result { () throws(StoreError) in
-            try shadow.importOrder(snapshot, history: history, replace: replace)
+            try shadow.importOrder(snapshot, history: history, policy: policy)
         }
+        compareImport(first, second, "importOrder", snapshot.line, snapshot.orderID)
+        return try first.get()
+    }
+
+    /// Compares the two stores' answers to an import.
+    func compareImport(
+        _ first: Result<ImportOutcome, StoreError>,
+        _ second: Result<ImportOutcome, StoreError>,
+        _ operation: String,
+        _ line: BusinessLine?,
+        _ order: OrderID?
+    ) {
         switch (first, second) {
-        case (.success, .success): break
+        case (.success(let a), .success(let b)):
+            if a != b { report(operation, .resultDiffers, line, order, "primary \(a), shadow \(b)") }
         case (.failure(let a), .failure(let b)) where a == b: break
-        case (.success, .failure(let error)):
-            report("importOrder", .shadowFailed, snapshot.line, snapshot.orderID, "\(error)")
-        case (.failure(let error), .success):
-            report("importOrder", .primaryFailed, snapshot.line, snapshot.orderID, "\(error)")
-        case (.failure(let a), .failure(let b)):
-            report("importOrder", .errorDiffers, snapshot.line, snapshot.orderID, "\(a) vs \(b)")
+        case (.success, .failure(let error)): report(operation, .shadowFailed, line, order, "\(error)")
+        case (.failure(let error), .success): report(operation, .primaryFailed, line, order, "\(error)")
+        case (.failure(let a), .failure(let b)): report(operation, .errorDiffers, line, order, "\(a) vs \(b)")
         }
-        try first.get()
     }
 
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int {
@@ -164,38 +224,25 @@ public final class ShadowOrderStore: OrderStore {
 
     // MARK: Comparison
 
-    private func compare(
-        _ first: Result<AppliedChange, StoreError>,
-        _ second: Result<AppliedChange, StoreError>,
-        _ change: OrderChange
-    ) {
-        switch (first, second) {
-        case (.success(let a), .success(let b)):
+    /// Compares what the primary committed with what the shadow answered storing it.
+    private func compare(_ applied: AppliedChange, _ second: Result<AppliedChange, StoreError>, operation: String) {
+        let record = applied.record
+        switch second {
+        case .success(let b):
             let what =
-                ChangeValidation.difference(a.record, b.record, ignoringTimestamps: true).map { "record: \($0)" }
-                ?? ChangeValidation.difference(a.snapshot, b.snapshot, ignoringTimestamps: true).map {
-                    "snapshot: \($0)"
-                }
-                ?? (a.deduplicated != b.deduplicated ? "deduplicated \(a.deduplicated) vs \(b.deduplicated)" : nil)
+                ChangeValidation.difference(record, b.record).map { "record: \($0)" }
+                ?? ChangeValidation.difference(applied.snapshot, b.snapshot).map { "snapshot: \($0)" }
+                ?? (applied.deduplicated != b.deduplicated
+                    ? "deduplicated \(applied.deduplicated) vs \(b.deduplicated)" : nil)
             if let what {
-                report(
-                    "apply",
-                    .resultDiffers,
-                    change.line,
-                    change.orderID,
-                    "at offset \(a.record.position.offset): \(what)"
-                )
+                report(operation, .resultDiffers, record.line, record.orderID, "at offset \(record.position.offset): \(what)")
             }
-        case (.failure(let a), .failure(let b)):
-            if a != b { report("apply", .errorDiffers, change.line, change.orderID, "\(a) vs \(b)") }
-        case (.success, .failure(let error)):
-            report("apply", .shadowFailed, change.line, change.orderID, "\(error)")
-        case (.failure(let error), .success):
-            report("apply", .primaryFailed, change.line, change.orderID, "\(error)")
+        case .failure(let error):
+            report(operation, .shadowFailed, record.line, record.orderID, "at offset \(record.position.offset): \(error)")
         }
     }
 
-    private func report(
+    func report(
         _ operation: String,
         _ kind: ShadowDivergence.Kind,
         _ line: BusinessLine?,
@@ -208,16 +255,7 @@ public final class ShadowOrderStore: OrderStore {
     static func normalized(_ record: OrderChangeRecord) -> OrderChangeRecord {
         var record = record
         record.position.epoch = 0
-        record.timestampMillis = 0
         return record
-    }
-
-    static func normalized(_ snapshot: OrderSnapshot) -> OrderSnapshot {
-        var snapshot = snapshot
-        snapshot.position.epoch = 0
-        snapshot.createdAtMillis = 0
-        snapshot.updatedAtMillis = 0
-        return snapshot
     }
 
     static func normalized(_ read: HistoryRead) -> HistoryRead {

@@ -1,283 +1,316 @@
 public import LonglinkCore
 
-/// Copies orders between any two `OrderStore`s through the protocol (`orders(after:)`, `retainedHistory`,
-/// `importOrder`), and compares them. `longlink migrate --from <spec> --to <spec> [--verify] [--overwrite]` is:
+/// Copies everything a store holds (orders with their retained history, feature toggles) between any two
+/// `OrderStore`s through the protocol (`orders(after:)`, `retainedHistory`, `importOrder`, `toggles`,
+/// `importToggle`), and compares them. `longlink migrate --from <spec> --to <spec> [--verify] [--overwrite]` is:
 ///
 /// ```swift
 /// let report = try StoreMigration.copy(from: source, to: target, overwrite: overwrite) { print($0) }
 /// if verify { let check = try StoreMigration.verify(source: source, target: target); exit(check.isClean ? 0 : 1) }
 /// ```
 ///
-/// Run it with both stores quiescent (the gateway stopped). Offsets and timestamps are copied; positions take
-/// the target's epoch, so clients holding positions from the source reload snapshots after the switch.
-/// Copying is safe to run twice: identical orders are skipped, so an interrupted copy resumes where it stopped.
+/// Offsets and timestamps are copied; positions take the target's epoch, so clients holding positions from the
+/// source reload snapshots after the switch. Copying is resumable: identical orders are skipped, and an order
+/// whose target copy is an earlier state of the source's (the source moved on since the last run) is brought up
+/// to date. Only a target holding something else (ahead of the source, diverged from it, or not in the source at
+/// all) stops the copy, unless `overwrite`.
 public enum StoreMigration {
-    /// Where a copy stands, passed to the progress callback after each page.
-    public struct Progress: Hashable, Sendable, CustomStringConvertible {
-        /// Orders written to the target (new or replaced).
-        public var copied: Int
-        /// Orders already identical in the target.
-        public var skipped: Int
-        /// Orders visited so far.
-        public var visited: Int
-        /// Orders in the source, when counted.
-        public var total: Int?
+    /// What a copy did with orders (or with toggles).
+    public struct Counts: Hashable, Sendable {
+        /// Written new to the target.
+        public var created = 0
+        /// Target copies that were an earlier state of the source's, brought up to date.
+        public var extended = 0
+        /// Target copies that differed otherwise, replaced (only with `overwrite`).
+        public var replaced = 0
+        /// Already identical in the target.
+        public var identical = 0
+        /// Held only by the target (left in place, only with `overwrite`).
+        public var targetOnly = 0
 
-        public init(copied: Int, skipped: Int, visited: Int, total: Int?) {
-            self.copied = copied
-            self.skipped = skipped
+        public init() {}
+
+        /// Written to the target in any way.
+        public var written: Int { created + extended + replaced }
+
+        mutating func note(_ outcome: ImportOutcome) {
+            switch outcome {
+            case .created: created += 1
+            case .extended: extended += 1
+            case .replaced: replaced += 1
+            case .identical: identical += 1
+            }
+        }
+    }
+
+    /// Where a copy or a verification stands, passed to the progress callback after each page of orders.
+    public struct Progress: Hashable, Sendable, CustomStringConvertible {
+        /// Which walk.
+        public enum Phase: String, Hashable, Sendable {
+            /// `copy`, first walk: the target's orders are checked against the source's (`visited` counts
+            /// target orders, `differences` the ones that stop the copy).
+            case check
+            /// `copy`, second walk: the source's orders are written.
+            case copy
+            /// `verify`.
+            case verify
+        }
+
+        /// Which walk.
+        public var phase: Phase
+        /// Orders visited so far (of the target when checking, of the source otherwise).
+        public var visited: Int
+        /// Orders in the store walked, when counted.
+        public var total: Int?
+        /// What the copy did so far (`copy` only).
+        public var orders: Counts
+        /// Differences found so far (`check` and `verify`).
+        public var differences: Int
+
+        public init(phase: Phase, visited: Int, total: Int?, orders: Counts = Counts(), differences: Int = 0) {
+            self.phase = phase
             self.visited = visited
             self.total = total
+            self.orders = orders
+            self.differences = differences
         }
 
         public var description: String {
-            "\(visited)\(total.map { "/\($0)" } ?? "") orders: \(copied) copied, \(skipped) already identical"
+            let done = "\(phase.rawValue): \(visited)\(total.map { "/\($0)" } ?? "") orders"
+            switch phase {
+            case .copy:
+                return done + ", \(orders.created) copied, \(orders.extended) extended, \(orders.replaced) replaced, "
+                    + "\(orders.identical) already identical"
+            case .check:
+                return "check: \(visited)\(total.map { "/\($0)" } ?? "") target orders, \(differences) that stop the copy"
+            case .verify:
+                return done + ", \(differences) differences"
+            }
         }
     }
 
     /// The result of a copy.
     public struct Report: Hashable, Sendable {
-        /// Orders written to the target.
-        public var copied: Int
-        /// Orders already identical in the target.
-        public var skipped: Int
-        /// Of `copied`, orders that replaced different data (only with `overwrite`).
-        public var replaced: Int
-        /// Orders found only in the target (left in place).
-        public var targetOnly: Int
+        /// What was done with orders.
+        public var orders: Counts
+        /// What was done with toggles; nil when they were not copied (`toggles: false`).
+        public var toggles: Counts?
     }
 
-    /// One order that differs between two stores.
+    /// One order or toggle that differs between two stores.
     public struct Difference: Hashable, Sendable, CustomStringConvertible {
-        /// How it differs.
-        public enum Kind: Hashable, Sendable {
-            /// The order is in the source only.
-            case missingInTarget
-            /// The order is in the target only.
-            case missingInSource
-            /// Both hold it, with different data (the first difference described).
-            case differs(String)
+        /// What differs.
+        public enum Subject: Hashable, Sendable, CustomStringConvertible {
+            /// An order.
+            case order(BusinessLine, OrderID)
+            /// A feature toggle.
+            case toggle(app: String, name: String)
+
+            public var description: String {
+                switch self {
+                case .order(let line, let id): "\(line)/\(id)"
+                case .toggle(let app, let name): "toggle \(app)/\(name)"
+                }
+            }
         }
 
-        /// The order's line.
-        public var line: BusinessLine
-        /// The order.
-        public var orderID: OrderID
         /// How it differs.
+        public enum Kind: Hashable, Sendable {
+            /// In the source only.
+            case missingInTarget
+            /// In the target only.
+            case missingInSource
+            /// The target holds an earlier state of the source's copy (a copy brings it up to date).
+            case targetBehind
+            /// The target's copy continues the source's (it moved on by itself).
+            case targetAhead
+            /// Neither continues the other.
+            case diverged
+        }
+
+        /// What differs.
+        public var subject: Subject
+        /// How.
         public var kind: Kind
+        /// Which side holds what (and, for diverged copies, the first difference).
+        public var detail: String
+
+        public init(_ subject: Subject, _ kind: Kind, detail: String) {
+            self.subject = subject
+            self.kind = kind
+            self.detail = detail
+        }
+
+        /// The order's id, for an order.
+        public var orderID: OrderID? {
+            if case .order(_, let id) = subject { return id }
+            return nil
+        }
 
         public var description: String {
             switch kind {
-            case .missingInTarget: "\(line)/\(orderID): missing in target"
-            case .missingInSource: "\(line)/\(orderID): only in target"
-            case .differs(let what): "\(line)/\(orderID): \(what)"
+            case .missingInTarget: "\(subject): missing in the target; \(detail)"
+            case .missingInSource: "\(subject): only in the target; \(detail)"
+            case .targetBehind: "\(subject): the target is behind: \(detail)"
+            case .targetAhead: "\(subject): the target is ahead: \(detail)"
+            case .diverged: "\(subject): the copies diverged: \(detail)"
             }
         }
+
+        /// Whether a copy can resolve it without `overwrite` (the target lacks it or is behind).
+        var isResolvedByCopy: Bool { kind == .missingInTarget || kind == .targetBehind }
     }
 
     /// The result of `verify`.
     public struct Verification: Hashable, Sendable {
         /// Orders compared (union of both stores).
-        public var checked: Int
-        /// How many differ.
-        public var differenceCount: Int
+        public var checked: Int = 0
+        /// Toggles compared (union of both stores; 0 when toggles were not compared).
+        public var togglesChecked: Int = 0
+        /// How many orders and toggles differ.
+        public var differenceCount: Int = 0
         /// Of those, how many are in the source only.
-        public var missingInTarget: Int
+        public var missingInTarget: Int = 0
         /// Of those, how many are in the target only.
-        public var missingInSource: Int
+        public var missingInSource: Int = 0
         /// The first differences, up to the asked maximum.
-        public var differences: [Difference]
-        /// Whether the stores hold the same orders.
+        public var differences: [Difference] = []
+        /// Whether the stores hold the same orders (and toggles).
         public var isClean: Bool { differenceCount == 0 }
+
+        mutating func note(_ difference: Difference, maxReported: Int) {
+            differenceCount += 1
+            if difference.kind == .missingInTarget { missingInTarget += 1 }
+            if difference.kind == .missingInSource { missingInSource += 1 }
+            if differences.count < maxReported { differences.append(difference) }
+        }
     }
 
     /// Why a migration stopped.
     public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
-        /// The target holds orders that differ from the source (or that the source lacks); nothing was written.
+        /// The target holds orders or toggles a copy cannot bring up to date (ahead of the source, diverged, or
+        /// not in the source); nothing was written.
         case targetNotEmpty(differing: Int, first: [Difference])
+        /// The source holds toggles and the target keeps none; nothing was written.
+        case togglesNotKept(count: Int, first: [String])
         /// A store call failed.
         case store(StoreError, order: String?)
 
         public var description: String {
             switch self {
             case .targetNotEmpty(let count, let first):
-                "MigrationError: the target holds \(count) orders that differ from the source (first: "
-                    + first.map(\.description).joined(separator: "; ")
+                "the target holds \(count) orders or toggles that differ from the source and cannot be brought up "
+                    + "to date (first: " + first.map(\.description).joined(separator: "; ")
                     + "); pass overwrite to replace them"
-            case .store(let error, let order): "MigrationError: \(order.map { "\($0): " } ?? "")\(error)"
+            case .togglesNotKept(let count, let first):
+                "the source holds \(count) feature toggles (\(first.joined(separator: ", "))) and the target keeps "
+                    + "none"
+            case .store(let error, let order): "\(order.map { "\($0): " } ?? "")\(error)"
             }
         }
     }
 
-    /// Copies every order with its retained history from `source` to `target`.
+    /// Copies every order with its retained history, and every toggle (unless `toggles` is false), from `source`
+    /// to `target`.
     ///
-    /// Before writing anything the target is checked: if it holds orders that differ from the source's (or that
-    /// the source does not have), the copy is refused with `.targetNotEmpty` unless `overwrite` is true; then
-    /// differing orders are replaced and target-only orders are left in place (and counted).
+    /// Before writing anything the target is checked: a target holding orders or toggles that are ahead of the
+    /// source's, diverged from them, or absent from the source is refused with `.targetNotEmpty` unless
+    /// `overwrite` is true (then those are replaced and target-only ones are left in place and counted); a source
+    /// with toggles and a target that keeps none is refused with `.togglesNotKept`. Target copies that are
+    /// earlier states of the source's are brought up to date either way.
     /// - Parameters:
     ///   - pageSize: orders read per `orders(after:limit:)` call.
-    ///   - countFirst: walk the source once first so `Progress.total` is known.
-    ///   - progress: called after each page.
+    ///   - countFirst: count the orders first so `Progress.total` is known.
+    ///   - progress: called after each page (of the check, then of the copy).
     public static func copy(
         from source: any OrderStore,
         to target: any OrderStore,
         overwrite: Bool = false,
+        toggles copiesToggles: Bool = true,
         pageSize: Int = 500,
         countFirst: Bool = true,
         progress: ((Progress) -> Void)? = nil
     ) throws(MigrationError) -> Report {
         let pageSize = max(1, pageSize)
-        let conflicts = try verify(
-            source: target,
-            target: source,
+        if copiesToggles { try checkTogglesKept(source: source, target: target) }
+        var conflicts = try orderConflicts(
+            source: source,
+            target: target,
             maxReported: 5,
             pageSize: pageSize,
-            targetKeysOnly: true
+            total: countFirst && progress != nil ? try count(target, pageSize: pageSize) : nil,
+            progress: progress
         )
+        let toggleConflicts = copiesToggles ? try toggleDifferences(source: source, target: target).filter { !$0.isResolvedByCopy } : []
+        for difference in toggleConflicts { conflicts.note(difference, maxReported: 5) }
         if !conflicts.isClean && !overwrite {
-            throw .targetNotEmpty(differing: conflicts.differenceCount, first: conflicts.differences.map(\.flipped))
+            throw .targetNotEmpty(differing: conflicts.differenceCount, first: conflicts.differences)
         }
-        let total = countFirst ? try count(source, pageSize: pageSize) : nil
-        var state = Progress(copied: 0, skipped: 0, visited: 0, total: total)
-        var replaced = 0
+        let policy: ImportPolicy = overwrite ? .replace : .extend
+        var toggles: Counts?
+        if copiesToggles {
+            var counts = try copyToggles(from: source, to: target, policy: policy)
+            counts.targetOnly = toggleConflicts.filter { $0.kind == .missingInSource }.count
+            toggles = counts
+        }
+        var state = Progress(phase: .copy, visited: 0, total: countFirst ? try count(source, pageSize: pageSize) : nil)
         try walk(source, pageSize: pageSize) { (page) throws(MigrationError) in
             for snapshot in page {
-                let name = "\(snapshot.line)/\(snapshot.orderID)"
                 do throws(StoreError) {
                     state.visited += 1
                     guard let order = try source.retainedHistory(of: snapshot.line, snapshot.orderID) else { continue }
-                    if let existing = try target.retainedHistory(of: snapshot.line, snapshot.orderID) {
-                        if ChangeValidation.isSameOrder(existing, order) {
-                            state.skipped += 1
-                            continue
-                        }
-                        replaced += 1
-                    }
-                    try target.importOrder(order.snapshot, history: order.history, replace: overwrite)
-                    state.copied += 1
+                    state.orders.note(try target.importOrder(order.snapshot, history: order.history, policy: policy))
                 } catch {
-                    throw .store(error, order: name)
+                    throw .store(error, order: "\(snapshot.line)/\(snapshot.orderID)")
                 }
             }
             progress?(state)
         }
-        // The check ran with the stores swapped: its "missing in target" orders are the target's own.
-        return Report(
-            copied: state.copied,
-            skipped: state.skipped,
-            replaced: replaced,
-            targetOnly: conflicts.missingInTarget
-        )
+        state.orders.targetOnly = conflicts.missingInSource - toggleConflicts.filter { $0.kind == .missingInSource }.count
+        return Report(orders: state.orders, toggles: toggles)
     }
 
-    /// Compares two stores order by order (snapshot and retained history, ignoring epochs) and returns the
-    /// differences, the first `maxReported` of them named.
-    public static func verify(
-        source: any OrderStore,
-        target: any OrderStore,
-        maxReported: Int = 20,
-        pageSize: Int = 500
-    ) throws(MigrationError) -> Verification {
-        try verify(
-            source: source,
-            target: target,
-            maxReported: maxReported,
-            pageSize: max(1, pageSize),
-            targetKeysOnly: false
-        )
-    }
-
-    /// With `targetKeysOnly`, orders only in `target` are not reported (used to check a target before copying,
-    /// with the stores swapped: then only orders of the real target are looked at).
-    private static func verify(
-        source: any OrderStore,
-        target: any OrderStore,
-        maxReported: Int,
-        pageSize: Int,
-        targetKeysOnly: Bool
-    ) throws(MigrationError) -> Verification {
-        var result = Verification(
-            checked: 0,
-            differenceCount: 0,
-            missingInTarget: 0,
-            missingInSource: 0,
-            differences: []
-        )
-        func note(_ difference: Difference) {
-            result.differenceCount += 1
-            if difference.kind == .missingInTarget { result.missingInTarget += 1 }
-            if difference.kind == .missingInSource { result.missingInSource += 1 }
-            if result.differences.count < maxReported { result.differences.append(difference) }
-        }
-        try walk(source, pageSize: pageSize) { (page) throws(MigrationError) in
-            for snapshot in page {
-                result.checked += 1
-                do throws(StoreError) {
-                    guard let a = try source.retainedHistory(of: snapshot.line, snapshot.orderID) else { continue }
-                    guard let b = try target.retainedHistory(of: snapshot.line, snapshot.orderID) else {
-                        note(Difference(line: snapshot.line, orderID: snapshot.orderID, kind: .missingInTarget))
-                        continue
-                    }
-                    if let what = ChangeValidation.firstDifference(a, b) {
-                        note(Difference(line: snapshot.line, orderID: snapshot.orderID, kind: .differs(what)))
-                    }
-                } catch {
-                    throw .store(error, order: "\(snapshot.line)/\(snapshot.orderID)")
-                }
+    /// The difference between two copies of an order (nil: the same), described from the source's and the
+    /// target's side.
+    static func difference(
+        of subject: Difference.Subject,
+        source: (snapshot: OrderSnapshot, history: [OrderChangeRecord])?,
+        target: (snapshot: OrderSnapshot, history: [OrderChangeRecord])?
+    ) -> Difference? {
+        let inSource = source.map { "source at \(ChangeValidation.describe($0.snapshot))" }
+        let inTarget = target.map { "target at \(ChangeValidation.describe($0.snapshot))" }
+        switch (source, target) {
+        case (nil, nil): return nil
+        case (.some, nil): return Difference(subject, .missingInTarget, detail: inSource ?? "")
+        case (nil, .some): return Difference(subject, .missingInSource, detail: inTarget ?? "")
+        case (.some(let source), .some(let target)):
+            let lineage = ChangeValidation.lineage(of: target, comparedWith: source)
+            var found = difference(of: subject, lineage, inSource: inSource ?? "", inTarget: inTarget ?? "")
+            if lineage == .behind && source.snapshot.position.offset == target.snapshot.position.offset {
+                found?.detail += "; the same history, retained from offset \(window(target.history)) in the target, "
+                    + "\(window(source.history)) in the source"
             }
-        }
-        if targetKeysOnly { return result }
-        try walk(target, pageSize: pageSize) { (page) throws(MigrationError) in
-            for snapshot in page {
-                let inSource: OrderSnapshot?
-                do throws(StoreError) {
-                    inSource = try source.snapshot(of: snapshot.line, snapshot.orderID)
-                } catch {
-                    throw .store(error, order: "\(snapshot.line)/\(snapshot.orderID)")
-                }
-                if inSource == nil {
-                    result.checked += 1
-                    note(Difference(line: snapshot.line, orderID: snapshot.orderID, kind: .missingInSource))
-                }
-            }
-        }
-        return result
-    }
-
-    private static func count(_ store: any OrderStore, pageSize: Int) throws(MigrationError) -> Int {
-        var total = 0
-        try walk(store, pageSize: pageSize) { (page) throws(MigrationError) in total += page.count }
-        return total
-    }
-
-    /// Calls `body` with each page of `store`'s orders.
-    private static func walk(
-        _ store: any OrderStore,
-        pageSize: Int,
-        _ body: ([OrderSnapshot]) throws(MigrationError) -> Void
-    ) throws(MigrationError) {
-        var cursor: OrderCursor?
-        while true {
-            let page: [OrderSnapshot]
-            do throws(StoreError) {
-                page = try store.orders(after: cursor, limit: pageSize)
-            } catch {
-                throw .store(error, order: nil)
-            }
-            guard let last = page.last else { return }
-            try body(page)
-            cursor = OrderCursor(line: last.line, orderID: last.orderID)
+            return found
         }
     }
-}
 
-extension StoreMigration.Difference {
-    /// The same difference seen from the other side (source and target swapped).
-    var flipped: StoreMigration.Difference {
-        switch kind {
-        case .missingInTarget: StoreMigration.Difference(line: line, orderID: orderID, kind: .missingInSource)
-        case .missingInSource: StoreMigration.Difference(line: line, orderID: orderID, kind: .missingInTarget)
-        case .differs: self
+    /// The first retained offset of a history (`-` when empty).
+    private static func window(_ history: [OrderChangeRecord]) -> String {
+        history.first.map { String($0.position.offset) } ?? "-"
+    }
+
+    /// A `Difference` for a lineage of the target's copy against the source's (nil when identical).
+    static func difference(
+        of subject: Difference.Subject,
+        _ lineage: ChangeValidation.Lineage,
+        inSource: String,
+        inTarget: String
+    ) -> Difference? {
+        switch lineage {
+        case .identical: nil
+        case .behind: Difference(subject, .targetBehind, detail: "\(inTarget), \(inSource)")
+        case .ahead: Difference(subject, .targetAhead, detail: "\(inTarget), \(inSource)")
+        case .diverged(let what): Difference(subject, .diverged, detail: "\(inSource), \(inTarget); \(what)")
         }
     }
 }

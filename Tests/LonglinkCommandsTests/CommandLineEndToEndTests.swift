@@ -2,6 +2,7 @@ import Foundation
 import LonglinkCommands
 import LonglinkCore
 import LonglinkSQLite
+import LonglinkTestSupport
 import Testing
 
 /// The `longlink` executable built next to this test binary.
@@ -26,7 +27,8 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// `longlink serve` as a child process on a free port, its stderr collected.
+/// `longlink serve` as a child process on free ports (client and operations listeners both on port 0, so a gateway
+/// serving on the defaults meanwhile does not matter), its stderr collected.
 final class ServerProcess {
     let process = Process()
     let stderr = Pipe()
@@ -35,7 +37,8 @@ final class ServerProcess {
 
     init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: try #require(longlinkExecutable(), "longlink is not built"))
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+        let operations = arguments.contains("--metrics-listen") ? [] : ["--metrics-listen", "127.0.0.1:0"]
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + operations + arguments
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -62,35 +65,6 @@ final class ServerProcess {
     }
 
     deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-}
-
-/// A loopback port bound (not listening) for as long as this value lives: connecting to it is refused, and no other
-/// socket can bind it meanwhile.
-final class BoundPort {
-    let fd: CInt
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard fd >= 0, bound == 0 else {
-            if fd >= 0 { close(fd) }
-            throw POSIXError(.EADDRINUSE)
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        self.fd = fd
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { close(fd) }
 }
 
 func run(_ arguments: [String]) async -> (Int32, CommandIO) {
@@ -224,7 +198,7 @@ struct CommandLineEndToEndTests {
 
     @Test("serve refuses an unknown store toggle instead of falling back")
     func unknownStore() async throws {
-        let (code, io) = await run(["serve", "--store", "postgres://db", "--listen", "127.0.0.1:0", "--insecure-dev"])
+        let (code, io) = await run(["serve", "--store", "postgres://db", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-dev"])
         #expect(code == 2)
         #expect(io.capturedErr.contains("postgres://db"))
     }

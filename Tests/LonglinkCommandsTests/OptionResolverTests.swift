@@ -171,4 +171,23 @@ struct LonglinkCLITests {
         #expect(checkIO.capturedOut.contains("listen = 127.0.0.1:7070"))
         #expect(checkIO.capturedOut.contains("# file"))
     }
+
+    @Test("every command lists each option once; publish names the idempotency key and the TLS client key apart")
+    func distinctOptionNames() {
+        for command in LonglinkCLI.commands {
+            let names = (command.options + OptionResolver.commonSpecs).map(\.name)
+            #expect(Set(names).count == names.count, "\(command.name) declares an option twice: \(names.sorted())")
+            let optionLines = command.help.components(separatedBy: "\noptions:\n").last ?? ""
+            let helpLines = optionLines.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            for name in Set(names) {
+                let listed = helpLines.filter { $0.hasPrefix("--\(name) ") || $0 == "--\(name)" }
+                #expect(listed.count == 1, "\(command.name) --help lists --\(name) \(listed.count) times")
+            }
+        }
+        let publish = PublishCommand.command.help
+        #expect(publish.contains("--idempotency-key KEY"))
+        #expect(publish.contains("--client-cert FILE") && publish.contains("--client-key FILE"))
+        #expect(!publish.contains("--key "))
+        #expect(publish.contains("exit codes:"))
+    }
 }

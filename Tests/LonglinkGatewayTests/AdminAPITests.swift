@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LonglinkClient
 import LonglinkCommands
 import LonglinkCore
@@ -43,6 +44,38 @@ struct AdminAPITests {
         ] {
             #expect(text.contains(needle), "missing \(needle)")
         }
+        let (status, output) = try runPromtool(text)
+        #expect(status == 0, "promtool: \(output)")
+    }
+
+    @Test("/metrics carries the process metrics of the Prometheus convention, read from /proc/self")
+    func processMetrics() throws {
+        let harness = try GatewayHarness(operations: true)
+        defer { harness.stop() }
+        let text = try HTTPTestClient.fetch(port: harness.adminPort, "GET", "/metrics").text
+        func value(_ name: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+        }
+        for (name, type) in [
+            ("process_cpu_seconds_total", "counter"), ("process_resident_memory_bytes", "gauge"),
+            ("process_virtual_memory_bytes", "gauge"), ("process_open_fds", "gauge"), ("process_max_fds", "gauge"),
+            ("process_start_time_seconds", "gauge"),
+        ] {
+            #expect(text.contains("# TYPE \(name) \(type)\n"), "missing \(name) (\(type))")
+            #expect(value(name) != nil, "no sample for \(name)")
+        }
+        // This process serves the gateway: compare with what it reads about itself.
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        #expect(value("process_max_fds") == Double(limit.rlim_cur))
+        let openFDs = value("process_open_fds") ?? 0
+        #expect(openFDs >= 3 && openFDs <= Double(limit.rlim_cur))
+        #expect((value("process_cpu_seconds_total") ?? 0) > 0)
+        let resident = value("process_resident_memory_bytes") ?? 0
+        #expect(resident > 4 * 1024 * 1024 && resident < (value("process_virtual_memory_bytes") ?? 0))
+        let now = Date().timeIntervalSince1970
+        let started = value("process_start_time_seconds") ?? 0
+        #expect(started <= now + 1 && started > now - 6 * 3600, "start time \(started), now \(now)")
         let (status, output) = try runPromtool(text)
         #expect(status == 0, "promtool: \(output)")
     }

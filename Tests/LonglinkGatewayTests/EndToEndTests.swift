@@ -51,10 +51,11 @@ struct EndToEndTests {
         #expect(positions.map(\.offset) == [1, 2, 3, 4])
 
         let streamLog = ChangeLog()
-        for await change in stream {
+        let sawAll = await iterate(stream) { change in
             streamLog.contentDidChange(change)
-            if streamLog.lastOffset == 4 { break }
+            return streamLog.lastOffset == 4
         }
+        #expect(sawAll, "\(streamLog.offsets)")
         // A subscribe racing with the first publishes may see them in its snapshot; every offset exactly once.
         #expect(streamLog.coversExactlyOnce(upTo: 4), "\(streamLog.offsets)")
         #expect(await eventually { delegate.lastOffset == 4 && blockLog.lastOffset == 4 })
@@ -377,11 +378,12 @@ struct EndToEndTests {
         defer { publisher.close() }
         let receipts = publisher.receipts()
         let receipt = try await publisher.publish(taxiChanges("8812", count: 1)[0], wantsReceipts: true)
-        var heard: DeliveryReceipt?
-        for await delivery in receipts {
-            heard = delivery
-            break
-        }
+        let heardBox = Mutex<DeliveryReceipt?>(nil)
+        #expect(await iterate(receipts) { delivery in
+            heardBox.withLock { $0 = delivery }
+            return true
+        })
+        let heard = heardBox.withLock { $0 }
         #expect(heard?.position == receipt.position)
         #expect(heard?.route == route)
         #expect(heard?.ackedCount == 1)

@@ -7,7 +7,7 @@ import Testing
 struct TableAuthorizer: Authorizer {
     func authenticate(token: String, nowMillis: UInt64) throws(AuthorizationError) -> Principal {
         if token == "admin" { return Principal(userID: "ops", role: .admin, routes: [.all]) }
-        if token == "pub" { return Principal(userID: "backend", role: .publisher, routes: []) }
+        if token == "pub" { return Principal(userID: "backend", role: .publisher, routes: [try! RoutePattern(parsing: "order://taxi/*")]) }
         if token.hasPrefix("sub:") {
             let pattern = try! RoutePattern(parsing: String(token.dropFirst(4)))
             return Principal(userID: "rider", role: .subscriber, routes: [pattern])

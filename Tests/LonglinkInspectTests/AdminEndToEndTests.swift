@@ -28,7 +28,7 @@ struct AdminEndToEndTests {
                 ["serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--store", "memory",
                  "--loops", "1", "--insecure-dev"],
                 stdout: scratch.file("serve.out"), stderr: scratch.file("serve.err"))
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline && (port == 0 || adminPort == 0) && process.isRunning {
                 let text = log + ((try? String(contentsOfFile: scratch.file("serve.out"), encoding: .utf8)) ?? "")
                 port = Self.port(after: "serving on 127.0.0.1:", in: text) ?? 0

@@ -45,6 +45,24 @@ struct SocketTests {
         #expect(try Socket.localPort(second) == port)
     }
 
+    @Test("listenShared: its own sockets share one port; a port another socket listens on is refused, SO_REUSEPORT or not")
+    func listenShared() throws {
+        let group = try Socket.listenShared(host: "127.0.0.1", port: 0, count: 3)
+        defer { for fd in group { Socket.close(fd) } }
+        #expect(group.count == 3)
+        let port = try Socket.localPort(group[0])
+        #expect(try group.map { try Socket.localPort($0) } == [port, port, port])
+        // Another "gateway" on that port: refused, although SO_REUSEPORT alone would have let it join.
+        let error = #expect(throws: IOError.self) { _ = try Socket.listenShared(host: "127.0.0.1", port: port, count: 2) }
+        #expect(error?.errno == EADDRINUSE)
+        let joined = try Socket.listen(host: "127.0.0.1", port: port, reusePort: true)
+        Socket.close(joined)  // (what the old per-loop binding did: it succeeds)
+        // A plain listener is refused too.
+        let plain = try Socket.listen(host: "127.0.0.1", port: 0)
+        defer { Socket.close(plain) }
+        #expect(throws: IOError.self) { _ = try Socket.listenShared(host: "127.0.0.1", port: try Socket.localPort(plain), count: 1) }
+    }
+
     @Test("IPv6 loopback listens and connects when the host has IPv6")
     func ipv6() throws {
         guard let listener = try? Socket.listen(host: "::1", port: 0) else { return }  // no IPv6 on this host

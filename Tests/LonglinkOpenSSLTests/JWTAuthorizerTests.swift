@@ -67,7 +67,7 @@ struct JWTAuthorizerTests {
         #expect(principal.maySubscribe(to: try Route(parsing: "order://taxi/8812")))
         #expect(principal.maySubscribe(to: try Route(parsing: "order://food/1")))
         #expect(!principal.maySubscribe(to: try Route(parsing: "order://taxi/1")))
-        #expect(!principal.mayPublish)
+        #expect(principal.publishDenial(for: try Route(parsing: "order://taxi/8812")) == .notPublisher)
     }
 
     @Test("a minted token round-trips every claim")

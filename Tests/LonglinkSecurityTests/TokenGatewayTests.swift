@@ -1,9 +1,11 @@
 import LonglinkTestSupport
 import Foundation
 import LonglinkClient
+import LonglinkCommands
 import LonglinkCore
 import LonglinkGateway
 import LonglinkOpenSSL
+import LonglinkStores
 import Testing
 
 @Suite("JWT tokens and route scopes, end to end")
@@ -47,13 +49,60 @@ struct TokenGatewayTests {
         try subscriber.send(.publish(publish))
         #expect(try subscriber.error(for: 7)?.code == .permissionDenied)
         let publisher = try HostilePeer(port: gateway.port(.plain))
-        #expect(try publisher.handshake(token: gateway.token("backend", role: .publisher, routes: [])) != nil)
+        #expect(try publisher.handshake(token: gateway.token("backend", role: .publisher, routes: ["order://taxi/*"])) != nil)
         try publisher.send(.publish(publish))
         let accepted = try publisher.next { frame -> Bool? in
             if case .publishResult(let r) = frame, r.requestID == 7, case .accepted = r.outcome { return true }
             return nil
         }
         #expect(accepted == true)
+    }
+
+    @Test("a publisher stores changes only on routes its token covers; elsewhere permission_denied and nothing stored")
+    func publisherRoutes() throws {
+        let gateway = try SecureGateway()
+        defer { gateway.stop() }
+        func stored(_ line: BusinessLine, _ id: String) throws -> Bool {
+            try gateway.running.writer.readAndWait { (store) throws(StoreError) in try store.snapshot(of: line, OrderID(id)!) != nil }
+        }
+        func publish(_ id: UInt32, _ line: String, _ order: String) -> ClientFrame {
+            .publish(PublishRequest(requestID: id, orderID: order, line: line, targetState: "created", idempotencyKey: "k\(id)"))
+        }
+        func accepted(_ peer: HostilePeer, _ id: UInt32) throws -> Bool {
+            try peer.next { frame -> Bool? in
+                guard case .publishResult(let r) = frame, r.requestID == id else { return nil }
+                if case .accepted = r.outcome { return true } else { return false }
+            } == true
+        }
+        let taxiOnly = try HostilePeer(port: gateway.port(.plain))
+        #expect(try taxiOnly.handshake(token: gateway.token("backend", role: .publisher, routes: ["order://taxi/*"])) != nil)
+        try taxiOnly.send(publish(1, "express", "e1"))
+        let denied = try taxiOnly.error(for: 1)
+        #expect(denied?.code == .permissionDenied)
+        #expect(denied?.message.contains("order://express/e1") == true, "\(String(describing: denied))")
+        try taxiOnly.send(publish(2, "taxi", "t1"))
+        #expect(try accepted(taxiOnly, 2))
+        #expect(try stored(.taxi, "t1"))
+        #expect(try !stored(.express, "e1"), "a change outside the token's routes must not be stored")
+
+        // One order only; and a publisher token without routes publishes nowhere.
+        let oneOrder = try HostilePeer(port: gateway.port(.plain))
+        #expect(try oneOrder.handshake(token: gateway.token("backend", role: .publisher, routes: ["order://taxi/t2"])) != nil)
+        try oneOrder.send(publish(3, "taxi", "t3"))
+        #expect(try oneOrder.error(for: 3)?.code == .permissionDenied)
+        try oneOrder.send(publish(4, "taxi", "t2"))
+        #expect(try accepted(oneOrder, 4))
+        let noRoutes = try HostilePeer(port: gateway.port(.plain))
+        #expect(try noRoutes.handshake(token: gateway.token("backend", role: .publisher, routes: [])) != nil)
+        try noRoutes.send(publish(5, "taxi", "t5"))
+        #expect(try noRoutes.error(for: 5)?.code == .permissionDenied)
+        #expect(try !stored(.taxi, "t3") && !stored(.taxi, "t5"))
+
+        // An admin publishes anywhere, as it subscribes anywhere.
+        let admin = try HostilePeer(port: gateway.port(.plain))
+        #expect(try admin.handshake(token: gateway.token("ops", role: .admin, routes: ["order://taxi/*"])) != nil)
+        try admin.send(publish(6, "express", "e6"))
+        #expect(try accepted(admin, 6))
     }
 
     @Test(

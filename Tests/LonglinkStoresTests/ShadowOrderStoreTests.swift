@@ -1,4 +1,6 @@
+import Foundation
 import LonglinkCore
+import LonglinkSQLite
 import LonglinkStores
 import LonglinkTestSupport
 import Testing
@@ -22,14 +24,12 @@ struct ShadowOrderStoreTests {
     @Test("a planted divergence is detected and counted with its order id")
     func plantedDivergence() throws {
         let reporter = ShadowDivergenceReporter()
-        let altered = SpyOrderStore(MemoryOrderStore(), counters: SpyCounters()) { change in
-            guard change.orderID.rawValue == "bad", change.targetState == BuiltInLines.driverAssigned else {
-                return change
-            }
-            var change = change
-            change.fields.driverID = "someone-else"
-            return change
-        }
+        let altered = SpyOrderStore(MemoryOrderStore(), counters: SpyCounters(), alterCommitted: { record in
+            guard record.orderID.rawValue == "bad", record.toState == BuiltInLines.driverAssigned else { return record }
+            var record = record
+            record.fields.driverID = "someone-else"
+            return record
+        })
         let store = ShadowOrderStore(primary: MemoryOrderStore(), shadow: altered, reporter: reporter)
         for change in OrderFixtures.taxiLifecycle("good") + OrderFixtures.taxiLifecycle("bad") {
             _ = try store.apply(change)
@@ -71,8 +71,64 @@ struct ShadowOrderStoreTests {
         #expect(try store.expire(nowMillis: 0) == 0)
         #expect(reporter.count(of: .shadowFailed) == 16 + 1 + 1)
         #expect(reporter.count(for: OrderFixtures.id("p2")) == 8)
-        // Refusals by both stores that agree are not divergences... but the failing shadow's errors differ.
+        // A refusal by the primary is checked against the shadow's copy of the order, which cannot be read here.
         #expect(throws: StoreError.self) { try store.apply(OrderFixtures.change("p1", BuiltInLines.created)) }
-        #expect(reporter.count(of: .errorDiffers) == 1)
+        #expect(reporter.count(of: .shadowFailed) == 16 + 1 + 1 + 1)
+    }
+
+    @Test("the shadow stores the primary's records as committed: two SQLite files with skewed clocks verify identical")
+    func faithfulCopy() throws {
+        let directory = NSTemporaryDirectory() + "longlink-shadow-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let primaryClock = ManualWallClock()
+        let shadowClock = ManualWallClock(startMillis: primaryClock.nowMillis() + 7)
+        let reporter = ShadowDivergenceReporter()
+        let store = ShadowOrderStore(
+            primary: try SQLiteOrderStore(path: "\(directory)/a.sqlite", clock: primaryClock),
+            shadow: try SQLiteOrderStore(path: "\(directory)/b.sqlite", clock: shadowClock),
+            reporter: reporter
+        )
+        defer { store.shutdown() }
+        for change in OrderFixtures.taxiLifecycle("s1") {
+            primaryClock.advance(byMillis: 3)
+            shadowClock.advance(byMillis: 5)
+            _ = try store.apply(change)
+        }
+        var batch = OrderFixtures.taxiLifecycle("s2")
+        batch[1].idempotencyKey = "k"
+        batch.insert(batch[1], at: 2)  // a replay inside the batch
+        primaryClock.advance(byMillis: 11)
+        _ = store.applyBatch(batch)
+        _ = try store.snapshot(of: .taxi, OrderFixtures.id("s1"))
+        _ = try store.records(of: .taxi, OrderFixtures.id("s2"), after: .zero, limit: 100)
+        // A refused change is checked against the shadow's copy, which agrees.
+        #expect(throws: StoreError.self) { try store.apply(OrderFixtures.change("s1", BuiltInLines.created)) }
+        _ = try store.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: primaryClock.nowMillis())
+        _ = try store.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 5), nowMillis: primaryClock.nowMillis() + 1)
+        _ = try store.toggles(app: nil)
+        #expect(reporter.count == 0, "\(reporter.recent)")
+        let check = try StoreMigration.verify(source: store.primary, target: store.shadow)
+        #expect(check.isClean && check.checked == 2 && check.togglesChecked == 1, "\(check.differences)")
+    }
+
+    @Test("the comparison covers timestamps, as migrate --verify does")
+    func comparesTimestamps() throws {
+        let reporter = ShadowDivergenceReporter()
+        let primary = MemoryOrderStore()
+        _ = try primary.apply(OrderFixtures.change("t1", BuiltInLines.created))
+        // The shadow's copy of t1 differs from the primary's in its creation time only.
+        var copy = try #require(try primary.retainedHistory(of: .taxi, OrderFixtures.id("t1")))
+        copy.snapshot.createdAtMillis -= 1
+        copy.snapshot.updatedAtMillis -= 1
+        copy.history[0].timestampMillis -= 1
+        let other = MemoryOrderStore()
+        try other.importOrder(copy.snapshot, history: copy.history)
+        let planted = ShadowOrderStore(primary: primary, shadow: other, reporter: reporter)
+        _ = try planted.snapshot(of: .taxi, OrderFixtures.id("t1"))
+        #expect(reporter.count(of: .readDiffers) == 1, "\(reporter.recent)")
+        _ = try planted.apply(OrderFixtures.change("t1", BuiltInLines.dispatching))
+        #expect(reporter.count(of: .resultDiffers) == 1, "\(reporter.recent)")
+        #expect(reporter.recent.last?.detail.contains("timestamps") == true, "\(reporter.recent)")
     }
 }

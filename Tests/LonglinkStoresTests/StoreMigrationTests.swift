@@ -25,8 +25,10 @@ struct StoreMigrationTests {
         let target = MemoryOrderStore()
         var progress: [StoreMigration.Progress] = []
         let report = try StoreMigration.copy(from: source, to: target, pageSize: 7) { progress.append($0) }
-        #expect(report.copied == 41 && report.skipped == 0 && report.replaced == 0 && report.targetOnly == 0)
-        #expect(progress.last == StoreMigration.Progress(copied: 41, skipped: 0, visited: 41, total: 41))
+        #expect(report.orders.created == 41 && report.orders.written == 41 && report.orders.targetOnly == 0)
+        var counts = StoreMigration.Counts()
+        counts.created = 41
+        #expect(progress.last == StoreMigration.Progress(phase: .copy, visited: 41, total: 41, orders: counts))
         #expect(progress.count == 6)
         let check = try StoreMigration.verify(source: source, target: target)
         #expect(check.isClean && check.checked == 41)
@@ -49,7 +51,7 @@ struct StoreMigrationTests {
         let target = MemoryOrderStore()
         _ = try StoreMigration.copy(from: source, to: target)
         let again = try StoreMigration.copy(from: source, to: target)
-        #expect(again.copied == 0 && again.skipped == 41)
+        #expect(again.orders.written == 0 && again.orders.identical == 41)
         #expect(try StoreMigration.verify(source: source, target: target).isClean)
     }
 
@@ -60,7 +62,83 @@ struct StoreMigrationTests {
         let first = try #require(try source.retainedHistory(of: .taxi, OrderFixtures.id("m3")))
         try target.importOrder(first.snapshot, history: first.history)
         let report = try StoreMigration.copy(from: source, to: target)
-        #expect(report.copied == 40 && report.skipped == 1)
+        #expect(report.orders.created == 40 && report.orders.identical == 1)
+    }
+
+    @Test("a second copy after the source moved on extends the target's earlier copies; verify then finds nothing")
+    func sourceMovedOn() throws {
+        let source = try populatedStore()
+        let target = MemoryOrderStore()
+        _ = try StoreMigration.copy(from: source, to: target)
+        _ = try source.apply(OrderFixtures.taxiLifecycle("m1")[2])  // m1: 2 → 3 records
+        _ = try source.apply(OrderFixtures.change("new", BuiltInLines.created))
+        let behind = try StoreMigration.verify(source: source, target: target)
+        #expect(behind.differences.map(\.kind).sorted { "\($0)" < "\($1)" } == [.missingInTarget, .targetBehind])
+        #expect(behind.differences.contains { $0.description == "taxi/m1: the target is behind: target at offset 2 (dispatching), source at offset 3 (driver_assigned)" })
+        let report = try StoreMigration.copy(from: source, to: target)
+        #expect(report.orders.created == 1 && report.orders.extended == 1 && report.orders.identical == 40)
+        #expect(try StoreMigration.verify(source: source, target: target).isClean)
+    }
+
+    @Test("a second copy after the source trimmed old history by age is not a conflict: the target follows")
+    func sourceTrimmedHistory() throws {
+        let clock = ManualWallClock()
+        let source = MemoryOrderStore(retention: StoreRetention(maxHistoryAgeMillis: 10_000), clock: clock)
+        for change in OrderFixtures.taxiLifecycle("old").prefix(4) { _ = try source.apply(change) }
+        let target = MemoryOrderStore()
+        _ = try StoreMigration.copy(from: source, to: target)
+        clock.advance(byMillis: 20_000)
+        _ = try source.expire(nowMillis: clock.nowMillis())
+        #expect(try source.retainedHistory(of: .taxi, OrderFixtures.id("old"))?.history.count == 1)
+        let check = try StoreMigration.verify(source: source, target: target)
+        #expect(check.differences.map(\.description) == [
+            "taxi/old: the target is behind: target at offset 4 (driver_arriving), source at offset 4 (driver_arriving); "
+                + "the same history, retained from offset 1 in the target, 4 in the source"
+        ])
+        let report = try StoreMigration.copy(from: source, to: target)
+        #expect(report.orders.extended == 1)
+        #expect(try StoreMigration.verify(source: source, target: target).isClean)
+    }
+
+    @Test("toggles are copied, compared, and a target that keeps none is refused unless toggles are left out")
+    func toggles() throws {
+        let source = try populatedStore()
+        _ = try source.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 10)
+        _ = try source.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 5), nowMillis: 20)
+        let target = MemoryOrderStore()
+        let report = try StoreMigration.copy(from: source, to: target)
+        #expect(report.toggles?.created == 1)
+        #expect(try target.toggle(app: "rider", name: "new_home")?.position == StreamPosition(epoch: target.epoch, offset: 2))
+        let check = try StoreMigration.verify(source: source, target: target)
+        #expect(check.isClean && check.togglesChecked == 1)
+        _ = try source.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 50), nowMillis: 30)
+        _ = try target.setToggle(app: "driver", name: "night", value: .bool(true), nowMillis: 30)
+        let again = try StoreMigration.verify(source: source, target: target)
+        #expect(again.differences.map(\.description) == [
+            "toggle driver/night: only in the target; target has true at offset 1",
+            "toggle rider/new_home: the target is behind: target has 5% at offset 2, source has 50% at offset 3",
+        ])
+        #expect {
+            try StoreMigration.copy(from: source, to: target)
+        } throws: { error in
+            guard case .targetNotEmpty(1, let first) = error as? StoreMigration.MigrationError else { return false }
+            return first.first?.subject == .toggle(app: "driver", name: "night")
+        }
+        let overwritten = try StoreMigration.copy(from: source, to: target, overwrite: true)
+        #expect(overwritten.toggles?.extended == 1 && overwritten.toggles?.targetOnly == 1)
+
+        let keepsNone = SpyOrderStore(MemoryOrderStore(), counters: SpyCounters())
+        #expect(!keepsNone.keepsToggles)
+        #expect {
+            try StoreMigration.copy(from: source, to: keepsNone)
+        } throws: { error in
+            error as? StoreMigration.MigrationError == .togglesNotKept(count: 1, first: ["rider/new_home"])
+        }
+        #expect(try keepsNone.orders(after: nil, limit: 10).isEmpty)  // nothing written
+        let orders = try StoreMigration.copy(from: source, to: keepsNone, toggles: false)
+        #expect(orders.orders.created == 41 && orders.toggles == nil)
+        #expect(try StoreMigration.verify(source: source, target: keepsNone, toggles: false).isClean)
+        #expect(try StoreMigration.verify(source: source, target: keepsNone).missingInTarget == 1)
     }
 
     @Test("verify names a planted difference, and orders missing on either side")
@@ -70,12 +148,12 @@ struct StoreMigrationTests {
         _ = try StoreMigration.copy(from: source, to: target)
         var order = try #require(try source.retainedHistory(of: .taxi, OrderFixtures.id("m5")))
         order.snapshot.fields.etaSeconds = 999
-        try target.importOrder(order.snapshot, history: order.history, replace: true)
+        try target.importOrder(order.snapshot, history: order.history, policy: .replace)
         _ = try target.apply(OrderFixtures.change("extra", BuiltInLines.created))
         _ = try source.apply(OrderFixtures.change("late", BuiltInLines.created))
         let check = try StoreMigration.verify(source: source, target: target, maxReported: 10)
         #expect(check.differenceCount == 3 && check.missingInTarget == 1 && check.missingInSource == 1)
-        let named = check.differences.map(\.orderID.rawValue).sorted()
+        let named = check.differences.compactMap(\.orderID?.rawValue).sorted()
         #expect(named == ["extra", "late", "m5"])
         let limited = try StoreMigration.verify(source: source, target: target, maxReported: 1)
         #expect(limited.differences.count == 1 && limited.differenceCount == 3)
@@ -93,11 +171,11 @@ struct StoreMigrationTests {
             guard case .targetNotEmpty(let count, let first) = error as? StoreMigration.MigrationError else {
                 return false
             }
-            return count == 2 && first.map(\.orderID.rawValue).sorted() == ["m0", "mine"]
+            return count == 2 && first.compactMap(\.orderID?.rawValue).sorted() == ["m0", "mine"]
         }
         #expect(try target.orders(after: nil, limit: 100).count == 2)  // nothing written
         let report = try StoreMigration.copy(from: source, to: target, overwrite: true)
-        #expect(report.copied == 41 && report.replaced == 1 && report.targetOnly == 1)
+        #expect(report.orders.created == 40 && report.orders.replaced == 1 && report.orders.targetOnly == 1)
         let check = try StoreMigration.verify(source: source, target: target)
         #expect(check.differenceCount == 1 && check.missingInSource == 1)
     }

@@ -125,7 +125,7 @@ extension OrderStoreContract {
             Issue.record("expected conflict, got \(String(describing: conflict))")
             return
         }
-        try store.importOrder(snapshot, history: history, replace: true)
+        try store.importOrder(snapshot, history: history, policy: .replace)
         #expect(try store.snapshot(of: .taxi, OrderFixtures.id("m1"))?.position.offset == 5)
         #expect(try OrderFixtures.history(store, .taxi, "m1")?.count == 5)
     }

@@ -9,7 +9,32 @@ extension OrderStoreContract {
         OrderStoreContractCheck("toggles are set with increasing offsets and listed by app", run: togglesSetAndList),
         OrderStoreContractCheck("invalid toggle names are refused", run: togglesInvalid),
         OrderStoreContractCheck("a reopened durable store keeps its toggles", run: togglesDurable),
+        OrderStoreContractCheck("importToggle keeps value, offset and time in this store's epoch", run: togglesImport),
     ]
+
+    public static func togglesImport(_ factory: OrderStoreFactory) throws {
+        let store = try make(factory)
+        defer { store.shutdown() }
+        #expect(store.keepsToggles)
+        let source = MemoryOrderStore(epoch: 77)
+        _ = try source.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 1_000)
+        let second = try source.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 25), nowMillis: 2_000)
+        let third = try source.setToggle(app: "rider", name: "new_home", value: .string("v3"), nowMillis: 3_000)
+        #expect(try store.importToggle(second, policy: .refuseDifferent) == .created)
+        var expected = second
+        expected.position.epoch = store.epoch
+        #expect(try store.toggles(app: nil) == [expected])
+        #expect(try store.importToggle(second, policy: .refuseDifferent) == .identical)
+        #expect(OrderFixtures.storeError { () throws(StoreError) in try store.importToggle(third, policy: .refuseDifferent) }?.code == .staleChange)
+        #expect(try store.importToggle(third, policy: .extend) == .extended)
+        #expect(OrderFixtures.storeError { () throws(StoreError) in try store.importToggle(second, policy: .extend) }?.code == .staleChange)
+        var diverged = third
+        diverged.value = .bool(false)
+        #expect(OrderFixtures.storeError { () throws(StoreError) in try store.importToggle(diverged, policy: .extend) }?.code == .staleChange)
+        #expect(try store.importToggle(diverged, policy: .replace) == .replaced)
+        // Setting it continues from the imported offset.
+        #expect(try store.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 4_000).position.offset == 4)
+    }
 
     public static func togglesSetAndList(_ factory: OrderStoreFactory) throws {
         let store = try make(factory)

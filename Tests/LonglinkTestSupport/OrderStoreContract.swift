@@ -16,6 +16,10 @@ public enum OrderStoreContract {
         OrderStoreContractCheck("unknown orders, lines and states are refused", run: unknownOrderLineState),
         OrderStoreContractCheck("invalid and missing required fields are refused", run: invalidFields),
         OrderStoreContractCheck("a repeated idempotency key returns the first record", run: idempotency),
+        OrderStoreContractCheck(
+            "a used idempotency key with a different change is refused as a conflict and stores nothing",
+            run: idempotencyConflict
+        ),
         OrderStoreContractCheck("offsets start at 1 per order and strictly increase", run: offsetsPerOrder),
         OrderStoreContractCheck("history reads start after a position and honour the limit", run: historySince),
         OrderStoreContractCheck("history reads are expired for other epochs and unknown positions", run: expiredReads),
@@ -26,6 +30,10 @@ public enum OrderStoreContract {
         OrderStoreContractCheck("importOrder round-trips and refuses conflicts unless replacing", run: importRoundTrip),
         OrderStoreContractCheck("importOrder refuses inconsistent data", run: importInvalid),
         OrderStoreContractCheck("applyBatch applies good changes and refuses bad ones in order", run: batchMixed),
+        OrderStoreContractCheck("committed records are stored exactly as committed", run: committedAsCommitted),
+        OrderStoreContractCheck("a held committed record is a replay; gaps and other histories are refused", run: committedRefusals),
+        OrderStoreContractCheck("applyCommittedBatch stores each record on its own and trims history", run: committedBatch),
+        OrderStoreContractCheck("importOrder extends an earlier copy, refuses one ahead or diverged, replaces on request", run: importPolicies),
         OrderStoreContractCheck("a shut down store refuses calls", run: closedStore),
         OrderStoreContractCheck("a reopened durable store keeps orders, history, keys and epoch", run: durability),
     ]
@@ -127,6 +135,9 @@ public enum OrderStoreContract {
             try store.apply(OrderFixtures.change("2", "teleported"))
         }
         #expect(unknownState == .unknownState(line: .taxi, state: "teleported"))
+        // On the wire an unknown state is its own code, not an illegal transition; messages name no Swift type.
+        #expect(unknownState?.code == .unknownState)
+        #expect(unknownState.map { "\($0)" } == "'teleported' is not a state of line taxi")
         // `reserved` exists in premium but not in taxi.
         let otherLineState = OrderFixtures.storeError { () throws(StoreError) in
             try store.apply(OrderFixtures.change("2", BuiltInLines.reserved))
@@ -216,6 +227,47 @@ public enum OrderStoreContract {
             OrderFixtures.change("4", BuiltInLines.cancelled, fields: OrderFields(cancellationReason: "r"), key: "k3")
         )
         #expect(!retried.deduplicated && retried.record.position.offset == 3)
+    }
+
+    /// A key replayed with another target state or other fields is refused (`idempotencyConflict`, wire code 414)
+    /// instead of answering with the first record, and nothing is stored; the same change under the key still
+    /// replays, in a batch too.
+    public static func idempotencyConflict(_ factory: OrderStoreFactory) throws {
+        let store = try make(factory)
+        defer { store.shutdown() }
+        let route = Route.order(.taxi, OrderFixtures.id("9"))
+        let first = try store.apply(OrderFixtures.change("9", BuiltInLines.created, key: "k1"))
+        let before = try store.snapshot(of: .taxi, OrderFixtures.id("9"))
+        // Another (legal) state under the used key.
+        let otherState = OrderFixtures.storeError { () throws(StoreError) in
+            try store.apply(OrderFixtures.change("9", BuiltInLines.dispatching, key: "k1"))
+        }
+        #expect(otherState == .idempotencyConflict(key: "k1", route: route, storedState: BuiltInLines.created))
+        #expect(otherState?.code == .idempotencyConflict)
+        // The same state with other fields.
+        let otherFields = OrderFixtures.storeError { () throws(StoreError) in
+            try store.apply(OrderFixtures.change("9", BuiltInLines.created, fields: OrderFields(etaSeconds: 60), key: "k1"))
+        }
+        #expect(otherFields == .idempotencyConflict(key: "k1", route: route, storedState: BuiltInLines.created))
+        // An illegal state under the used key is a conflict too (the key decides first).
+        let illegal = OrderFixtures.storeError { () throws(StoreError) in
+            try store.apply(OrderFixtures.change("9", BuiltInLines.paid, key: "k1"))
+        }
+        #expect(illegal?.code == .idempotencyConflict)
+        #expect(try store.snapshot(of: .taxi, OrderFixtures.id("9")) == before)
+        #expect(try OrderFixtures.history(store, .taxi, "9")?.count == 1)
+        let replay = try store.apply(OrderFixtures.change("9", BuiltInLines.created, key: "k1"))
+        #expect(replay.deduplicated && replay.record == first.record)
+        let batch = store.applyBatch([
+            OrderFixtures.change("9", BuiltInLines.dispatching, key: "k2"),
+            OrderFixtures.change("9", BuiltInLines.driverAssigned, fields: OrderFields(driverID: "d-1"), key: "k2"),
+            OrderFixtures.change("9", BuiltInLines.dispatching, key: "k2"),
+        ])
+        #expect(try batch[0].get().record.position.offset == 2)
+        #expect(OrderFixtures.storeError { () throws(StoreError) in try batch[1].get() }?.code == .idempotencyConflict)
+        #expect(try batch[2].get().deduplicated)
+        #expect(try OrderFixtures.history(store, .taxi, "9")?.count == 2)
+        #expect(try store.snapshot(of: .taxi, OrderFixtures.id("9"))?.state == BuiltInLines.dispatching)
     }
 
     /// Interleaved orders each count from 1 without gaps.

@@ -43,29 +43,39 @@ public final class SpyCounters: Sendable {
 
 /// A decorator that forwards to `inner` and tells `counters` about batches, committed records and shutdown.
 /// It does not forward `retainedHistory`, so it exercises the protocol's default implementation.
-/// `alter` (optional) rewrites changes before they reach `inner`: a way to plant a divergence.
+/// `alterCommitted` (optional) rewrites committed records before they reach `inner`: a way to plant a divergence in
+/// a shadow store.
 public final class SpyOrderStore: OrderStore {
     private let inner: any OrderStore
     private let counters: SpyCounters
-    private let alter: (@Sendable (OrderChange) -> OrderChange)?
+    private let alterCommitted: (@Sendable (OrderChangeRecord) -> OrderChangeRecord)?
 
-    public init(_ inner: any OrderStore, counters: SpyCounters, alter: (@Sendable (OrderChange) -> OrderChange)? = nil)
-    {
+    public init(
+        _ inner: any OrderStore,
+        counters: SpyCounters,
+        alterCommitted: (@Sendable (OrderChangeRecord) -> OrderChangeRecord)? = nil
+    ) {
         self.inner = inner
         self.counters = counters
-        self.alter = alter
+        self.alterCommitted = alterCommitted
     }
 
     public var epoch: UInt32 { inner.epoch }
 
     public func apply(_ change: OrderChange) throws(StoreError) -> AppliedChange {
-        let result = Result { () throws(StoreError) in try inner.apply(alter?(change) ?? change) }
+        let result = Result { () throws(StoreError) in try inner.apply(change) }
         counters.noteBatch([result])
         return try result.get()
     }
 
     public func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>] {
-        let results = inner.applyBatch(alter.map { changes.map($0) } ?? changes)
+        let results = inner.applyBatch(changes)
+        counters.noteBatch(results)
+        return results
+    }
+
+    public func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>] {
+        let results = inner.applyCommittedBatch(alterCommitted.map { records.map($0) } ?? records)
         counters.noteBatch(results)
         return results
     }
@@ -84,8 +94,11 @@ public final class SpyOrderStore: OrderStore {
         try inner.orders(after: cursor, limit: limit)
     }
 
-    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError) {
-        try inner.importOrder(snapshot, history: history, replace: replace)
+    @discardableResult
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], policy: ImportPolicy)
+        throws(StoreError) -> ImportOutcome
+    {
+        try inner.importOrder(snapshot, history: history, policy: policy)
     }
 
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int { try inner.expire(nowMillis: nowMillis) }
@@ -112,7 +125,12 @@ public final class FailingOrderStore: OrderStore {
         throws(StoreError) -> HistoryRead
     { throw error }
     public func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot] { throw error }
-    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError) {
+    public func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>] {
+        records.map { _ in .failure(error) }
+    }
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], policy: ImportPolicy)
+        throws(StoreError) -> ImportOutcome
+    {
         throw error
     }
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int { throw error }

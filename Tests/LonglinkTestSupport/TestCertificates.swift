@@ -6,7 +6,8 @@ import Foundation
 /// - the same server key with an already expired certificate, and with one for the wrong host name;
 /// - a self-signed certificate (no CA);
 /// - a client certificate issued by the CA (for client-certificate verification);
-/// - a second server certificate ("reloaded") for SIGHUP reload tests.
+/// - a second server certificate ("reloaded") for SIGHUP reload tests;
+/// - a server certificate with an RSA key (suites such as `AES128-SHA` need one), issued by the same CA.
 public final class TestCertificates: Sendable {
     /// The directory holding every file.
     public let directory: String
@@ -24,6 +25,7 @@ public final class TestCertificates: Sendable {
         try issue("expired", key: "server", subject: "/CN=localhost", san: "DNS:localhost,IP:127.0.0.1", days: -1, usage: "serverAuth")
         try issue("wronghost", key: "server", subject: "/CN=wrong.example", san: "DNS:wrong.example", days: 2, usage: "serverAuth")
         try issue("reloaded", key: "server", subject: "/CN=reloaded", san: "DNS:localhost,IP:127.0.0.1", days: 2, usage: "serverAuth")
+        try issue("rsa-server", subject: "/CN=localhost", san: "DNS:localhost,IP:127.0.0.1", days: 2, usage: "serverAuth", rsa: true)
         try issue("client", subject: "/CN=backend-1", san: "DNS:backend-1", days: 2, usage: "clientAuth")
         try openssl(
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("selfsigned.key"),
@@ -58,9 +60,16 @@ public final class TestCertificates: Sendable {
     /// A second good server certificate (CN=reloaded) for the server key.
     public var reloadedCertificate: String { path("reloaded.pem") }
 
-    private func issue(_ name: String, key: String? = nil, subject: String, san: String, days: Int, usage: String) throws {
+    /// A good server certificate for an RSA key, and that key.
+    public var rsaServerCertificate: String { path("rsa-server.pem") }
+    /// The RSA server key.
+    public var rsaServerKey: String { path("rsa-server.key") }
+
+    private func issue(_ name: String, key: String? = nil, subject: String, san: String, days: Int, usage: String, rsa: Bool = false) throws {
         let keyFile = path("\(key ?? name).key")
-        if key == nil {
+        if key == nil && rsa {
+            try openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyFile)
+        } else if key == nil {
             try openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyFile)
         }
         try openssl("req", "-new", "-key", keyFile, "-out", path("\(name).csr"), "-subj", subject)
@@ -73,9 +82,11 @@ public final class TestCertificates: Sendable {
     }
 
     private func openssl(_ arguments: String...) throws {
-        let output = try ProcessRunner.run(["openssl"] + arguments)
+        // A generous deadline: key generation on a loaded two-core machine can take many seconds.
+        let output = try ProcessRunner.run(["openssl"] + arguments, timeout: .seconds(120))
         guard output.status == 0 else {
-            throw CertificateError(message: "openssl \(arguments.prefix(2).joined(separator: " ")) failed: \(output.stderr)")
+            let how = output.status == -1 ? "was killed at its deadline" : "exited \(output.status)"
+            throw CertificateError(message: "openssl \(arguments.prefix(2).joined(separator: " ")) \(how): \(output.stderr)")
         }
     }
 }

@@ -51,6 +51,15 @@ size_t CLonglinkProto_server_frame_pack(const Longlink__V1__ServerFrame *frame, 
 size_t CLonglinkProto_client_frame_pack(const Longlink__V1__ClientFrame *frame, uint8_t *out, size_t capacity,
                                         size_t packed_size);
 
+/// The generated descriptors of the two frame messages (the varint bounds check walks them).
+/// Why: Swift imports an `extern const` struct as a value, so its address cannot be taken from Swift.
+static inline const ProtobufCMessageDescriptor *CLonglinkProto_client_frame_descriptor(void) {
+    return &longlink__v1__client_frame__descriptor;
+}
+static inline const ProtobufCMessageDescriptor *CLonglinkProto_server_frame_descriptor(void) {
+    return &longlink__v1__server_frame__descriptor;
+}
+
 /// Decodes `length` bytes with `arena`'s allocator; NULL when the bytes are not a valid message or `length`
 /// is above `limit` (checked before anything is read or allocated). Release the result with `*_free`.
 Longlink__V1__ServerFrame *CLonglinkProto_server_frame_unpack(CLonglinkProto_Arena *arena, const uint8_t *data,

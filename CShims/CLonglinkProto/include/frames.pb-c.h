@@ -120,6 +120,10 @@ typedef enum _Longlink__V1__ErrorCode {
    */
   LONGLINK__V1__ERROR_CODE__ERROR_CODE_MALFORMED_ROUTE = 407,
   /*
+   * the target state is not a state of the order's line
+   */
+  LONGLINK__V1__ERROR_CODE__ERROR_CODE_UNKNOWN_STATE = 408,
+  /*
    * the state machine does not allow this transition
    */
   LONGLINK__V1__ERROR_CODE__ERROR_CODE_ILLEGAL_TRANSITION = 409,
@@ -139,6 +143,10 @@ typedef enum _Longlink__V1__ErrorCode {
    * the change conflicts with the stored history
    */
   LONGLINK__V1__ERROR_CODE__ERROR_CODE_STALE_CHANGE = 413,
+  /*
+   * the idempotency key was used on this order for a different change
+   */
+  LONGLINK__V1__ERROR_CODE__ERROR_CODE_IDEMPOTENCY_CONFLICT = 414,
   /*
    * a field of the request is invalid
    */

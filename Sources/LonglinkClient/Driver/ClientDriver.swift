@@ -27,12 +27,21 @@ final class ClientDriver: SelectorHandler {
     private var isConnected = false
     /// The transport finished its own set-up (TCP connect, TLS handshake) on the current connection.
     private var transportReady = false
+    /// Bytes arrived on the current connection (a silent close before `connected` means "not Longlink").
+    private var receivedBytes = false
+    /// The token the current connection's `connect` carried: a token refusal stops the client unless the app has
+    /// given another one since.
+    private var connectToken = ""
     private var closed = false
+    /// Why the client stopped (nil while running, or when the app closed it).
+    private var stopReason: ConnectionFailure?
     private var attemptStartedMillis: UInt64 = 0
     private var lastInboundMillis: UInt64 = 0
     private var lastProbeMillis: UInt64 = 0
     private var serverSilenceLimitMillis: UInt64 = 60_000
     private var reconnectTimer: TimerID?
+    /// The failure behind the current wait for a retry.
+    private var lastFailure: ConnectionFailure?
     private var pending: [UInt32: PendingPublish] = [:]
     /// One-shot history reads (`LonglinkClient.history(of:)`) waiting for their `subscribed`.
     private var pendingHistory: [UInt32: @Sendable (Result<Subscribed, ClientError>) -> Void] = [:]
@@ -67,26 +76,38 @@ final class ClientDriver: SelectorHandler {
         shared.setState(.connecting(attempt: attempt))
         attemptStartedMillis = nowMillis
         let configuration = self.configuration
+        let (host, port) = (configuration.host, configuration.port)
+        let address: SocketAddress
         do {
-            guard let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port).first else {
-                throw IOError(errno: EHOSTUNREACH, function: "resolve(\(configuration.host))")
-            }
-            let (fd, connected) = try Socket.connect(to: address)
-            let transport: any Transport
-            do {
-                let name = configuration.serverName ?? configuration.host
-                transport = try configuration.transport.makeTransport(fd: fd, role: .connecting(serverName: name))
-            } catch {
-                Socket.close(fd)
-                throw IOError(errno: EPROTO, function: "transport: \(error)")
-            }
-            self.transport = transport
-            registration = try context.register(fd: fd, interest: transport.interest.union(.read), handler: self)
-            if connected { advanceHandshake() }
+            address = try SocketAddress.lookUp(host: host, port: port)[0]
         } catch {
             shared.logger.debug("connect failed: \(error)")
-            connectionLost(nil)
+            return connectionLost(.hostNotFound(host))
         }
+        let fd: CInt
+        let connected: Bool
+        do {
+            (fd, connected) = try Socket.connect(to: address)
+        } catch {
+            shared.logger.debug("connect failed: \(error)")
+            return connectionLost(.socket(error, host: host, port: port))
+        }
+        let transport: any Transport
+        do {
+            let name = configuration.serverName ?? host
+            transport = try configuration.transport.makeTransport(fd: fd, role: .connecting(serverName: name))
+        } catch {
+            Socket.close(fd)
+            shared.logger.debug("connect failed: \(error)")
+            return connectionLost(.handshake(error, host: host, port: port))
+        }
+        self.transport = transport
+        do {
+            registration = try context.register(fd: fd, interest: transport.interest.union(.read), handler: self)
+        } catch {
+            return connectionLost(.network("cannot watch the socket: \(error.reason)"))
+        }
+        if connected { advanceHandshake() }
     }
 
     func handleEvent(_ event: SelectorEvent) {
@@ -110,15 +131,24 @@ final class ClientDriver: SelectorHandler {
                 updateInterest()
             case .processed:
                 transportReady = true
+                receivedBytes = false
                 connectionNumber += 1
                 lastInboundMillis = nowMillis
+                connectToken = session.token
                 updateInterest()
                 handle(session.transportConnected())
             }
         } catch {
             shared.logger.warning("connection set-up failed: \(error)")
-            connectionLost(nil)
+            let configuration = self.configuration
+            connectionLost(.handshake(error, host: configuration.host, port: configuration.port))
         }
+    }
+
+    /// The stream ended or failed after the transport was up: before `connected` the peer is not Longlink.
+    private func streamEnded(_ reason: String) {
+        if isConnected { return connectionLost(.connectionLost(reason)) }
+        connectionLost(.closedBeforeHandshake(encrypted: configuration.transport.isEncrypted, receivedBytes: receivedBytes))
     }
 
     private func readAvailable() {
@@ -129,7 +159,7 @@ final class ClientDriver: SelectorHandler {
                 result = try transport.read(into: &inbound)
             } catch {
                 shared.logger.info("connection lost: \(error)")
-                connectionLost(nil)
+                streamEnded(error.underlying.map { $0.reason.lowercased() } ?? error.reason)
                 return
             }
             switch result {
@@ -137,17 +167,20 @@ final class ClientDriver: SelectorHandler {
                 sendAcks()
                 return
             case .processed(0):
-                connectionLost(nil)
+                streamEnded("closed by the server")
                 return
             case .processed:
                 lastInboundMillis = nowMillis
+                receivedBytes = true
                 while self.transport != nil {
                     let frame: ServerFrame?
                     do {
                         frame = try shared.codec.decodeNextServerFrame(from: &inbound, reader: reader)
                     } catch {
                         shared.logger.warning("undecodable frame from server: \(error)")
-                        connectionLost(nil)
+                        if isConnected { connectionLost(.connectionLost("undecodable frame from the server")) } else {
+                            connectionLost(.closedBeforeHandshake(encrypted: configuration.transport.isEncrypted, receivedBytes: true))
+                        }
                         return
                     }
                     guard let frame else { break }
@@ -188,8 +221,11 @@ final class ClientDriver: SelectorHandler {
                 } else {
                     shared.reportError(error)
                 }
+            case .subscriptionRefused(let route, let error):
+                shared.reportError(error)
+                shared.reportSubscriptionRefused(route, error)
             case .disconnect(let disconnect):
-                connectionLost(disconnect)
+                connectionLost(ConnectionFailure(disconnect))
                 return
             case .receipt(let receipt):
                 shared.deliverReceipt(receipt)
@@ -239,7 +275,7 @@ final class ClientDriver: SelectorHandler {
 
     func publish(_ request: PublishRequest, timeout: Duration, completion: @escaping @Sendable (Result<PublishReceipt, ClientError>) -> Void) {
         guard !closed else {
-            completion(.failure(.closed))
+            completion(.failure(stopError))
             return
         }
         var request = request
@@ -260,7 +296,7 @@ final class ClientDriver: SelectorHandler {
     /// Reads a route's snapshot and retained history without subscribing: a subscribe from the beginning,
     /// answered, then an unsubscribe.
     func history(of route: Route, completion: @escaping @Sendable (Result<Subscribed, ClientError>) -> Void) {
-        guard !closed else { return completion(.failure(.closed)) }
+        guard !closed else { return completion(.failure(stopError)) }
         guard isConnected else {
             context.schedule(after: .milliseconds(20)) { [weak self] in
                 guard let self else { return completion(.failure(.closed)) }
@@ -324,7 +360,7 @@ final class ClientDriver: SelectorHandler {
             do {
                 _ = try transport.write(&outbound)
             } catch {
-                connectionLost(nil)
+                connectionLost(.connectionLost(error.underlying.map { $0.reason.lowercased() } ?? error.reason))
                 return
             }
         }
@@ -341,8 +377,9 @@ final class ClientDriver: SelectorHandler {
 
     // MARK: Losing the connection
 
-    /// Tears the connection down and plans the next attempt (or stops, for a do-not-reconnect disconnect).
-    func connectionLost(_ disconnect: Disconnect?) {
+    /// Tears the connection down and plans the next attempt, or stops: for a terminal failure (a refused token
+    /// stops only while the app has not given another one), or when reconnecting is off.
+    func connectionLost(_ failure: ConnectionFailure) {
         if let registration { context.deregister(registration) }
         registration = nil
         transport?.close()
@@ -353,36 +390,45 @@ final class ClientDriver: SelectorHandler {
         isConnected = false
         session.connectionLost()
         guard !closed else { return }
-        if let disconnect, !disconnect.shouldReconnect {
-            shutdown(.closed(disconnect))
+        shared.logger.debug("connection ended: \(failure)")
+        if stopsForGood(failure) || !configuration.reconnects {
+            shutdown(failure)
             return
         }
-        guard configuration.reconnects else {
-            shutdown(.closed(disconnect))
-            return
-        }
-        var delay = configuration.applicationState.reconnectPolicy.delay(attempt: attempt, using: &random)
-        if let disconnect, disconnect.reconnectAfterMillis > 0 {
-            delay = .milliseconds(Int64(disconnect.reconnectAfterMillis))
-        }
-        shared.setState(.waitingToReconnect(attempt: attempt + 1, delay: delay))
+        let delay = failure.reconnectHint ?? configuration.applicationState.reconnectPolicy.delay(attempt: attempt, using: &random)
+        shared.setState(.waitingToRetry(attempt: attempt + 1, delay: delay, reason: failure))
         attempt += 1
+        lastFailure = failure
         reconnectTimer = context.schedule(after: delay) { [weak self] in self?.connect() }
     }
 
-    /// Closes for good: pending publishes fail, the state becomes `.closed`.
-    func shutdown(_ state: ConnectionState = .closed(nil)) {
+    /// Whether `failure` ends the client: a token refusal while the token is still the refused one (a reconnect
+    /// with it fails the same way; the gateway counted 69 `token_expired` disconnects in 20 s from a client that
+    /// retried), or any other terminal failure.
+    private func stopsForGood(_ failure: ConnectionFailure) -> Bool {
+        if case .authentication = failure { return session.token == connectToken }
+        return failure.isTerminal
+    }
+
+    /// What calls made after the stop fail with.
+    private var stopError: ClientError { stopReason.map { .connectionFailed($0) } ?? .closed }
+
+    /// Stops for good: pending publishes and reads fail (with `reason`, or `.closed` when the app closed the
+    /// client), the state becomes `.stopped(reason)`.
+    func shutdown(_ reason: ConnectionFailure? = nil) {
         closed = true
+        stopReason = reason
         if let reconnectTimer { context.cancel(reconnectTimer) }
         if transport != nil {
             flush()
-            connectionLost(nil)
+            connectionLost(.connectionLost("closed by the app"))
         }
-        for (_, publish) in pending { publish.completion(.failure(.closed)) }
+        let error = stopError
+        for (_, publish) in pending { publish.completion(.failure(error)) }
         pending.removeAll()
-        for (_, completion) in pendingHistory { completion(.failure(.closed)) }
+        for (_, completion) in pendingHistory { completion(.failure(error)) }
         pendingHistory.removeAll()
-        shared.setState(state)
+        shared.setState(.stopped(reason))
     }
 
     // MARK: Time
@@ -395,14 +441,15 @@ final class ClientDriver: SelectorHandler {
         }
         guard transport != nil else { return }
         if !isConnected {
-            let limit = UInt64(configuration.connectTimeout.components.seconds * 1000)
-            if now &- attemptStartedMillis >= max(limit, 1) { connectionLost(nil) }
+            let timeout = configuration.connectTimeout
+            let limit = UInt64(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            if now &- attemptStartedMillis >= max(limit, 1) { connectionLost(.timedOut(timeout)) }
             return
         }
         let silence = now &- lastInboundMillis
         if silence >= serverSilenceLimitMillis {
             shared.logger.info("server silent for \(silence) ms; reconnecting")
-            connectionLost(nil)
+            connectionLost(.connectionLost("the server was silent for \(silence) ms"))
             return
         }
         if let probe = configuration.applicationState.probeAfter {
@@ -419,7 +466,7 @@ final class ClientDriver: SelectorHandler {
         guard let reconnectTimer, !closed else { return }
         context.cancel(reconnectTimer)
         let delay = configuration.applicationState.reconnectPolicy.delay(attempt: max(0, attempt - 1), using: &random)
-        shared.setState(.waitingToReconnect(attempt: attempt, delay: delay))
+        shared.setState(.waitingToRetry(attempt: attempt, delay: delay, reason: lastFailure ?? .connectionLost("unknown")))
         self.reconnectTimer = context.schedule(after: delay) { [weak self] in self?.connect() }
     }
 }

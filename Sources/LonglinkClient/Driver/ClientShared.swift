@@ -16,6 +16,7 @@ final class ClientShared: Sendable {
     private let receiptListeners = Mutex<[UInt64: AsyncStream<DeliveryReceipt>.Continuation]>([:])
     private let errorHandler = Mutex<(@Sendable (ErrorFrame) -> Void)?>(nil)
     private let tokenHandler = Mutex<(@Sendable (TokenExpiring) -> Void)?>(nil)
+    private let refusalHandler = Mutex<(@Sendable (Route, ErrorFrame) -> Void)?>(nil)
     private let nextListenerID = Atomic<UInt64>(1)
 
     init(configuration: ClientConfiguration, logger: Logger) {
@@ -67,6 +68,11 @@ final class ClientShared: Sendable {
         logger.warning("server error: \(error)")
         errorHandler.withLock { $0 }?(error)
     }
+
+    func onSubscriptionRefused(_ handler: @escaping @Sendable (Route, ErrorFrame) -> Void) {
+        refusalHandler.withLock { $0 = handler }
+    }
+    func reportSubscriptionRefused(_ route: Route, _ error: ErrorFrame) { refusalHandler.withLock { $0 }?(route, error) }
 
     func onTokenExpiring(_ handler: @escaping @Sendable (TokenExpiring) -> Void) { tokenHandler.withLock { $0 = handler } }
     func reportTokenExpiring(_ warning: TokenExpiring) { tokenHandler.withLock { $0 }?(warning) }

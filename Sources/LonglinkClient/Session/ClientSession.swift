@@ -16,6 +16,9 @@ public struct ClientSession {
         case publishResult(PublishResult)
         /// A request failed (request id ≠ 0) or the server reported a connection problem.
         case error(ErrorFrame)
+        /// The server refused the subscribe to `route` (permission denied, unknown line, ...); the route is no
+        /// longer wanted (it is not retried on reconnect).
+        case subscriptionRefused(Route, ErrorFrame)
         /// The server is closing the connection.
         case disconnect(Disconnect)
         /// A subscriber acked a record this client published with receipts.
@@ -136,6 +139,7 @@ public struct ClientSession {
         case .error(let error):
             if error.requestID != 0, let route = routes.first(where: { $0.value.requestID == error.requestID && !$0.value.active })?.key {
                 routes.removeValue(forKey: route)
+                return [.subscriptionRefused(route, error)]
             }
             return [.error(error)]
         case .disconnect(let disconnect):

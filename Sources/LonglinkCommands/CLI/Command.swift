@@ -9,6 +9,9 @@ public struct Command: Sendable {
     public var usage: String
     /// Longer help printed by `--help`, below the synopsis.
     public var details: String
+    /// The most positional arguments it takes (0 for commands that take none); nil when the command checks them
+    /// itself. Extra arguments are a usage error, not silently ignored (`publish --order 1 created` is a mistake).
+    public var maximumPositionals: Int?
     /// The options it understands.
     public var options: [OptionSpec]
     /// Runs the command; returns the exit code.
@@ -19,6 +22,7 @@ public struct Command: Sendable {
         summary: String,
         usage: String = "[options]",
         details: String = "",
+        maximumPositionals: Int? = nil,
         options: [OptionSpec],
         run: @escaping @Sendable (ResolvedOptions, CommandContext) async throws -> Int32
     ) {
@@ -26,6 +30,7 @@ public struct Command: Sendable {
         self.summary = summary
         self.usage = usage
         self.details = details
+        self.maximumPositionals = maximumPositionals
         self.options = options
         self.run = run
     }

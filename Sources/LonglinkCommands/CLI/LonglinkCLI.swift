@@ -68,6 +68,11 @@ public enum LonglinkCLI {
                 io.out(command.help)
                 return 0
             }
+            if let maximum = command.maximumPositionals, options.positionals.count > maximum {
+                let extra = options.positionals[maximum...].map { "'\($0)'" }.joined(separator: ", ")
+                let takes = maximum == 0 ? "takes no arguments besides options" : "takes at most \(maximum) arguments"
+                throw CommandLineError("unexpected argument \(extra): \(name) \(takes) (see --help)")
+            }
             return try await command.run(options, CommandContext(io: io, environment: environment))
         } catch let error as CommandLineError {
             io.err("longlink \(name): \(error.message)")

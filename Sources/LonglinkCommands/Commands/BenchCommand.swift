@@ -36,6 +36,7 @@ public enum BenchCommand {
             WebSocket run's ratio to TCP (throughput) or its extra bytes per idle connection.
             Every run is bounded by --duration and --timeout; Ctrl-C prints what was measured so far.
             """,
+        maximumPositionals: 1,
         options: specs,
         run: run
     )

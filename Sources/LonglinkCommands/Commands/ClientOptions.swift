@@ -36,14 +36,20 @@ enum ClientOptions {
         return try LonglinkClient(configuration: configuration)
     }
 
-    /// Waits for the connection, turning a failure into an exit-code-3 message.
+    /// Waits for the connection; the first failed attempt fails the command at once with its own message and exit
+    /// code (`ClientExitCode`), instead of retrying until the timeout.
     static func connect(_ client: LonglinkClient, _ options: ResolvedOptions) async throws {
         let timeout = try options.duration("timeout") ?? .seconds(10)
-        do {
-            try await client.waitUntilConnected(timeout: timeout)
+        do throws(ClientError) {
+            try await client.waitUntilConnected(timeout: timeout, failingFast: true)
         } catch {
-            throw CommandFailure("cannot reach the gateway at \(options.string("server") ?? "?"): \(error)", exitCode: 3)
+            throw failure(error, options)
         }
+    }
+
+    /// The message and exit code for a failed client call.
+    static func failure(_ error: ClientError, _ options: ResolvedOptions) -> CommandFailure {
+        ClientExitCode.failure(error, server: options.string("server") ?? "the gateway")
     }
 }
 
@@ -94,15 +100,5 @@ enum ChangeFormatter {
     }
 
     /// ISO 8601 UTC with milliseconds.
-    static func isoTime(millis: UInt64) -> String {
-        var seconds = time_t(millis / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ v: Int, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        return "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T"
-            + "\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2)).\(pad(Int(millis % 1000), 3))Z"
-    }
+    static func isoTime(millis: UInt64) -> String { TimestampText.iso8601(millis: millis) }
 }

@@ -1,7 +1,7 @@
 import LonglinkLoop
 import LonglinkOpenSSL
 
-/// The TLS options every client command shares (`--tls`, `--ca-file`, `--insecure`, ...) and the transport
+/// The TLS options every client command shares (`--tls`, `--ca-file`, `--insecure`, `--client-cert`, ...) and the transport
 /// factory they describe.
 enum ClientTLSOptions {
     static let specs: [OptionSpec] = [
@@ -14,8 +14,8 @@ enum ClientTLSOptions {
             configurable: false
         ),
         OptionSpec("server-name", valueName: "NAME", help: "name the server certificate must match (default: the --server host)"),
-        OptionSpec("cert", valueName: "FILE", help: "client certificate (PEM) for servers that require one"),
-        OptionSpec("key", valueName: "FILE", help: "private key for --cert"),
+        OptionSpec("client-cert", valueName: "FILE", help: "client certificate (PEM) for servers that require one"),
+        OptionSpec("client-key", valueName: "FILE", help: "private key for --client-cert"),
     ]
 
     /// Plain TCP, or TLS as the options say.
@@ -23,9 +23,11 @@ enum ClientTLSOptions {
         func text(_ name: String) -> String? { options.string(name).flatMap { $0.isEmpty ? nil : $0 } }
         let insecure = options.flag("insecure")
         let caFile = text("ca-file")
-        guard options.flag("tls") || caFile != nil || insecure || text("cert") != nil else { return PlainTransportFactory() }
+        guard options.flag("tls") || caFile != nil || insecure || text("client-cert") != nil else { return PlainTransportFactory() }
         if insecure && caFile != nil { throw CommandLineError("--insecure and --ca-file contradict each other; choose one") }
-        if (text("cert") == nil) != (text("key") == nil) { throw CommandLineError("--cert and --key go together") }
+        if (text("client-cert") == nil) != (text("client-key") == nil) {
+            throw CommandLineError("--client-cert and --client-key go together")
+        }
         if insecure {
             io?.err(
                 "WARNING: --insecure: the server's certificate is NOT verified; anyone on the network path can read and "
@@ -34,10 +36,10 @@ enum ClientTLSOptions {
         }
         let trust: TLSConfiguration.Trust = insecure ? .insecureNoVerification : caFile.map { .caFile($0) } ?? .system
         do {
-            let context = try TLSContext(.client(trust: trust, certificateFile: text("cert"), privateKeyFile: text("key")))
+            let context = try TLSContext(.client(trust: trust, certificateFile: text("client-cert"), privateKeyFile: text("client-key")))
             return TLSTransportFactory(context: context)
         } catch {
-            throw CommandFailure("\(error)", exitCode: 2)
+            throw CommandFailure("\(error)", exitCode: ClientExitCode.usage)
         }
     }
 }

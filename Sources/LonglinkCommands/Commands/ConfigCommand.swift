@@ -1,17 +1,22 @@
 /// `longlink config check [FILE]` and `longlink config default`: validate a configuration and show every
-/// effective value with its source, or print a commented default config file.
+/// effective value with its source, or print a commented default config file (with any values given as flags).
 public enum ConfigCommand {
     /// The command.
     public static let command = Command(
         name: "config",
         summary: "check a configuration (with where each value came from) or print the default one",
-        usage: "check [FILE] [serve options] | default",
-        details: "Precedence, lowest first: built-in default < config file < environment (LONGLINK_*) < flag.",
+        usage: "check [FILE] [serve options] | default [serve options]",
+        details: """
+            Precedence, lowest first: built-in default < config file < environment (LONGLINK_*) < flag.
+            `default` prints every option at its default; an option given as a flag is written with that value
+            instead (`config default --secret-file /etc/longlink/token-secret`).
+            """,
+        maximumPositionals: 2,
         options: ServeOptions.specs
     ) { options, context in
         switch options.positionals.first {
         case "default":
-            context.io.out(defaultFile)
+            context.io.out(try defaultFile(setting: flagValues(options)))
             return 0
         case "check":
             var resolved = options
@@ -23,9 +28,15 @@ public enum ConfigCommand {
                 resolved = try OptionResolver(specs: ServeOptions.specs)
                     .resolve(arguments: arguments, environment: context.environment)
             }
-            _ = try ServeConfiguration(options: resolved)
+            let configuration = try ServeConfiguration(options: resolved)
             context.io.out(effectiveTable(resolved))
             context.io.out("configuration is valid")
+            let security = configuration.security
+            if !security.insecureDev && security.secretFile == nil && context.environment[TokenSecret.environmentName] == nil {
+                context.io.err(
+                    "warning: no token secret (secret-file or \(TokenSecret.environmentName)): serve will refuse to start"
+                )
+            }
             return 0
         default:
             throw CommandLineError("expected 'check [FILE]' or 'default'")
@@ -44,8 +55,21 @@ public enum ConfigCommand {
         return lines.joined(separator: "\n")
     }
 
-    /// A config file with every option at its default, commented.
-    public static var defaultFile: String {
+    /// The serve options given as flags, in spec order, checked as a whole like `serve` would.
+    static func flagValues(_ options: ResolvedOptions) throws -> [String: [String]] {
+        var arguments: [String] = []
+        var values: [String: [String]] = [:]
+        for spec in ServeOptions.specs where options.source(spec.name) == .flag {
+            guard spec.configurable else { throw CommandLineError("--\(spec.name) cannot be set in a config file") }
+            values[spec.name] = options.list(spec.name)
+            for value in options.list(spec.name) { arguments += ["--\(spec.name)", value] }
+        }
+        _ = try ServeConfiguration(options: try OptionResolver(specs: ServeOptions.specs).resolve(arguments: arguments, environment: [:]))
+        return values
+    }
+
+    /// A config file with every option at its default, commented; options in `setting` carry those values.
+    public static func defaultFile(setting: [String: [String]] = [:]) -> String {
         var lines = [
             "# Longlink configuration. Each line is 'name = value'; '#' starts a comment.",
             "# Precedence, lowest first: built-in default < this file < environment (LONGLINK_NAME) < command-line flag.",
@@ -53,7 +77,11 @@ public enum ConfigCommand {
         ]
         for spec in ServeOptions.specs {
             lines.append("# \(spec.help)  [\(spec.environmentName), --\(spec.name)]")
-            lines.append(spec.defaultValue.map { "\(spec.name) = \($0)" } ?? "# \(spec.name) =")
+            if let values = setting[spec.name] {
+                lines += values.map { "\(spec.name) = \($0)" }
+            } else {
+                lines.append(spec.defaultValue.map { "\(spec.name) = \($0)" } ?? "# \(spec.name) =")
+            }
             lines.append("")
         }
         return lines.joined(separator: "\n")

@@ -9,6 +9,8 @@ public enum OrdersCommand {
         name: "orders",
         summary: "show an order's snapshot and history",
         usage: "show ID [--line LINE] [--json]",
+        details: ClientExitCode.help,
+        maximumPositionals: 2,
         options: ClientOptions.specs + [
             OptionSpec("line", default: "taxi", valueName: "LINE", help: "business line", configurable: false),
             OptionSpec("json", kind: .flag, help: "print JSON lines"),
@@ -29,7 +31,7 @@ public enum OrdersCommand {
         do throws(ClientError) {
             reply = try await client.history(of: route)
         } catch {
-            throw CommandFailure("\(error)", exitCode: 3)
+            throw ClientOptions.failure(error, options)
         }
         guard let snapshot = reply.snapshot else {
             context.io.err("\(route): no such order")

@@ -1,14 +1,21 @@
 import LonglinkClient
 import LonglinkCore
 
-/// `longlink publish`: one order change, for backends and people. Exit code 0 = stored, 1 = refused
-/// (the typed error is printed), 2 = usage, 3 = gateway unreachable or no answer in time.
+/// `longlink publish`: one order change, for backends and people. Exit codes are `ClientExitCode`'s: 0 stored,
+/// 1 refused (the typed error is printed), 2 usage, 3 unreachable or no answer, 4 wrong endpoint (TLS), 5 token
+/// refused. A connection that cannot be made fails at once with its reason.
 public enum PublishCommand {
     /// The command.
     public static let command = Command(
         name: "publish",
         summary: "publish one order-state change and print the stored position or the typed error",
         usage: "--order ID --line LINE --state STATE [fields]",
+        details: """
+            The idempotency key (--idempotency-key, random by default) makes a retry safe: the same key with the same
+            change answers with the first result; the same key with a different change is refused
+            (idempotency_conflict) and nothing is stored.
+            """ + "\n" + ClientExitCode.help,
+        maximumPositionals: 0,
         options: ClientOptions.specs + [
             OptionSpec("order", valueName: "ID", help: "order id", configurable: false),
             OptionSpec("line", default: "taxi", valueName: "LINE", help: "business line", configurable: false),
@@ -19,7 +26,7 @@ public enum PublishCommand {
             OptionSpec("lon", valueName: "DEGREES", help: "longitude", configurable: false),
             OptionSpec("reason", valueName: "TEXT", help: "cancellation reason", configurable: false),
             OptionSpec("payload", valueName: "TEXT", help: "opaque payload (UTF-8 text)", configurable: false),
-            OptionSpec("key", valueName: "KEY", help: "idempotency key (default: random)", configurable: false),
+            OptionSpec("idempotency-key", valueName: "KEY", help: "idempotency key (default: random)", configurable: false),
             OptionSpec("receipts", kind: .flag, help: "wait for the first subscriber's delivery receipt", configurable: false),
         ]
     ) { options, context in
@@ -27,13 +34,12 @@ public enum PublishCommand {
         let client = try ClientOptions.makeClient(options, name: "publish", io: context.io)
         defer { client.close() }
         let receipts = options.flag("receipts") ? client.receipts() : nil
+        try await ClientOptions.connect(client, options)
         let receipt: PublishReceipt
         do throws(ClientError) {
             receipt = try await client.publish(change, wantsReceipts: options.flag("receipts"))
-        } catch .refused(let error) {
-            throw CommandFailure("refused: \(error)", exitCode: 1)
         } catch {
-            throw CommandFailure("\(error)", exitCode: 3)
+            throw ClientOptions.failure(error, options)
         }
         context.io.out(
             "stored \(change.route) at \(receipt.position) → \(change.targetState)"
@@ -76,7 +82,7 @@ public enum PublishCommand {
             line: line,
             targetState: OrderState(try options.required("state")),
             fields: fields,
-            idempotencyKey: options.string("key") ?? ""
+            idempotencyKey: options.string("idempotency-key") ?? ""
         )
     }
 

@@ -8,7 +8,8 @@ enum ServeBanner {
     static func text(
         _ configuration: ServeConfiguration,
         running: RunningGateway,
-        security: ServeSecurityConfiguration.Prepared
+        security: ServeSecurityConfiguration.Prepared,
+        executable longlink: String = invocation()
     ) -> String {
         let host = configuration.listen.host
         let port = running.gateway.port
@@ -37,18 +38,18 @@ enum ServeBanner {
                 "************************************************************************************",
                 "",
                 "Try, in another terminal:",
-                "  longlink subscribe order://taxi/8812 --server \(host):\(port)",
-                "  longlink publish --order 8812 --line taxi --state created --server \(host):\(port)",
+                "  \(longlink) subscribe order://taxi/8812 --server \(host):\(port)",
+                "  \(longlink) publish --order 8812 --line taxi --state created --server \(host):\(port)",
             ]
             return lines.joined(separator: "\n")
         }
         lines += [
             "tokens: HS256 JWTs checked with the configured secret (mint them with `longlink token`)",
             "Try, in another terminal\(tlsFlags):",
-            "  LONGLINK_TOKEN=$(longlink token \(hint)--sub rider-1 --routes 'order://taxi/8812' --ttl 1h) \\",
-            "    longlink subscribe order://taxi/8812 --server \(host):\(port)",
-            "  LONGLINK_TOKEN=$(longlink token \(hint)--sub backend-1 --role publisher --ttl 1h) \\",
-            "    longlink publish --order 8812 --line taxi --state created --server \(host):\(port)",
+            "  LONGLINK_TOKEN=$(\(longlink) token \(hint)--sub rider-1 --routes 'order://taxi/8812' --ttl 1h) \\",
+            "    \(longlink) subscribe order://taxi/8812 --server \(host):\(port)",
+            "  LONGLINK_TOKEN=$(\(longlink) token \(hint)--sub backend-1 --role publisher --routes 'order://taxi/*' --ttl 1h) \\",
+            "    \(longlink) publish --order 8812 --line taxi --state created --server \(host):\(port)",
         ]
         return lines.joined(separator: "\n")
     }
@@ -67,6 +68,28 @@ enum ServeBanner {
             wss = "wss://\(HostPort(host: listen.host, port: UInt16(running.gateway.port(ofListener: index))))\(path)"
         }
         return (ws, wss)
+    }
+
+    /// How the copy-paste lines call this executable: the path it was started by when that names a file
+    /// (`.build/release/longlink` under `make run`, so the lines work from the directory serve was started in, like
+    /// its relative `--secret-file`), else `longlink` (found on PATH, or a test runner calling the commands
+    /// in-process). Quoted for the shell when needed.
+    static func invocation(argv0: String? = CommandLine.arguments.first) -> String {
+        guard let argv0, argv0.contains("/"),
+            let name = argv0.split(separator: "/").last, name.hasPrefix("longlink")
+        else { return "longlink" }
+        return shellWord(argv0)
+    }
+
+    /// `text` as one shell word: unchanged when it holds only safe characters, else in single quotes.
+    static func shellWord(_ text: String) -> String {
+        let safe = text.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "/._-+:@%=,".unicodeScalars.contains(scalar))
+        }
+        if safe && !text.isEmpty { return text }
+        var quoted = "'"
+        for character in text { quoted += character == "'" ? #"'\''"# : String(character) }
+        return quoted + "'"
     }
 
     /// SIGHUP: re-reads the TLS certificate and key; new connections use them, open ones keep theirs.

@@ -16,10 +16,12 @@ public enum ServeCommand {
         summary: "run the gateway",
         details: """
             Starts one event loop per core, each with its own SO_REUSEPORT listener, the Store's single writer on
-            its own thread, and the local broker. SIGTERM or SIGINT drain: stop accepting, send every client a
-            `shutdown` disconnect with a jittered reconnect delay paced over --drain-period, flush, close the
-            store, exit 0.
+            its own thread, and the local broker. A port another process listens on is refused ("address already
+            in use"). SIGTERM or SIGINT drain: stop accepting, send every client a `shutdown` disconnect with a
+            jittered reconnect delay paced over --drain-period, flush, close the store, exit 0; before it serves
+            (waiting for Redis), they end it at once, also with exit 0.
             """,
+        maximumPositionals: 0,
         options: ServeOptions.specs
     ) { options, context in
         let configuration = try ServeConfiguration(options: options)
@@ -41,13 +43,18 @@ public enum ServeCommand {
             sink: StderrLogSink(format: format),
             levelSwitch: levelSwitch
         )
-        let security = try configuration.security.prepare(environment: context.environment, io: context.io)
-        let running = try RunningGateway.start(
-            configuration,
-            security: security,
-            environment: context.environment,
-            logger: logger
-        )
+        // Until the signalfd below watches them, SIGTERM and SIGINT end a start that waits (for Redis, say).
+        let startup = StartupSignalWatch(logger: logger)
+        let security: ServeSecurityConfiguration.Prepared
+        let running: RunningGateway
+        do {
+            security = try configuration.security.prepare(environment: context.environment, io: context.io)
+            running = try RunningGateway.start(configuration, security: security, environment: context.environment, logger: logger)
+        } catch {
+            startup.finish()
+            throw error
+        }
+        startup.finish()
         context.io.err(ServeBanner.text(configuration, running: running, security: security))
         if let admin = running.admin, let listen = configuration.metricsListen {
             context.io.err("operations: http://\(listen.host):\(admin.port)/ (metrics, healthz, readyz, admin page and API)")
@@ -235,7 +242,7 @@ public final class RunningGateway: Sendable {
         let gateway = Gateway(
             configuration: gatewayConfiguration,
             codec: ProtobufFrameCodec(),
-            store: StoreWriterAccess(writer: writer),
+            store: StoreWriterAccess(writer: writer, catalog: catalog),
             broker: broker,
             authorizer: authorizer,
             logger: logger.labeled("gateway"),
@@ -254,7 +261,7 @@ public final class RunningGateway: Sendable {
         } catch {
             broker.shutdown()
             writer.shutdown()
-            throw CommandFailure("cannot listen on \(gatewayConfiguration.host):\(gatewayConfiguration.port): \(error)")
+            throw CommandFailure("\(error)")
         }
         var admin: AdminServer?
         if let operationsListen {
@@ -275,7 +282,7 @@ public final class RunningGateway: Sendable {
                 gateway.stop()
                 broker.shutdown()
                 writer.shutdown()
-                throw CommandFailure("cannot listen on \(operationsListen) (--metrics-listen): \(error)")
+                throw CommandFailure("\(ListenFailure(address: "\(operationsListen)", error: error)) (--metrics-listen)")
             }
             admin = server
         }

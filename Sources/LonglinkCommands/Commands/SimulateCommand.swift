@@ -12,6 +12,7 @@ public enum SimulateCommand {
         name: "simulate",
         summary: "publish realistic ride-hailing traffic (seeded lifecycles) through the gateway",
         usage: "[--orders N] [--rate R] [--seed S] [--lines taxi,express,...]",
+        maximumPositionals: 0,
         options: ClientOptions.specs + [
             OptionSpec("orders", default: "100", valueName: "N", help: "orders to run through their lifecycles"),
             OptionSpec("rate", default: "50", valueName: "R", help: "changes per second (0 = as fast as acknowledged)"),

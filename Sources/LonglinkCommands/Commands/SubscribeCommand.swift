@@ -2,13 +2,16 @@ import LonglinkClient
 import LonglinkCore
 
 /// `longlink subscribe ROUTE...`: prints every change on the routes, one line each (or JSON lines), and keeps
-/// going across reconnects until Ctrl-C, `--count` changes or `--duration`.
+/// going across reconnects until Ctrl-C, `--count` changes or `--duration`. A connection that cannot be made, a
+/// refused subscribe (a route the token does not cover, an unknown line) and a stop for good (token expired) end it
+/// at once with `ClientExitCode`'s code.
 public enum SubscribeCommand {
     /// The command.
     public static let command = Command(
         name: "subscribe",
         summary: "print every change on one or more routes, reconnecting by itself",
         usage: "ROUTE... [--json] [--count N] [--duration D]",
+        details: ClientExitCode.help,
         options: ClientOptions.specs + [
             OptionSpec("json", kind: .flag, help: "print JSON lines"),
             OptionSpec("count", valueName: "N", help: "exit after N changes (snapshots included)", configurable: false),
@@ -29,20 +32,46 @@ public enum SubscribeCommand {
         let json = options.flag("json")
         let client = try ClientOptions.makeClient(options, name: "subscribe", io: context.io)
         defer { client.close() }
-        client.onError { error in context.io.err("server error: \(error)") }
+        let (failures, failed) = AsyncStream.makeStream(of: CommandFailure.self, bufferingPolicy: .bufferingOldest(1))
+        // Refused subscribes come here (and to onError, which prints only connection-level errors).
+        client.onSubscriptionRefused { route, error in
+            failed.yield(CommandFailure("cannot subscribe to \(route): \(error)", exitCode: ClientExitCode.refused))
+        }
+        client.onError { error in
+            if error.requestID == 0 { context.io.err("server error: \(error)") }
+        }
         let streams = routes.map { client.changes(of: $0) }
         try await ClientOptions.connect(client, options)
-        let printed = await withTaskGroup(of: Int.self) { group -> Int in
+        let states = client.stateChanges()
+        let outcome = await withTaskGroup(of: CommandFailure?.self) { group -> CommandFailure? in
             let counter = PrintCounter(limit: limit)
             for stream in streams {
                 group.addTask {
                     for await change in stream {
-                        guard counter.claim() else { return 0 }
+                        guard counter.claim() else { return nil }
                         context.io.out(json ? ChangeFormatter.json(change) : ChangeFormatter.line(change))
-                        if counter.isDone { return 0 }
+                        if counter.isDone { return nil }
                     }
-                    return 0
+                    return nil
                 }
+            }
+            group.addTask {
+                for await failure in failures { return failure }
+                return nil
+            }
+            group.addTask {
+                // After the first connection the client reconnects by itself; say so, and end on a stop for good.
+                for await state in states {
+                    switch state {
+                    case .waitingToRetry:
+                        context.io.err("longlink subscribe: \(state)")
+                    case .stopped(let reason?):
+                        return ClientOptions.failure(.connectionFailed(reason), options)
+                    default:
+                        continue
+                    }
+                }
+                return nil
             }
             group.addTask {
                 if let duration {
@@ -50,13 +79,16 @@ public enum SubscribeCommand {
                 } else {
                     while !counter.isDone { try? await Task.sleep(for: .milliseconds(50)) }
                 }
-                return 0
+                return nil
             }
-            _ = await group.next()
+            let first = await group.next() ?? nil
             group.cancelAll()
-            return counter.count
+            if first == nil, let limit, counter.count < limit {
+                return CommandFailure("only \(counter.count) of \(limit) changes arrived", exitCode: 1)
+            }
+            return first
         }
-        if let limit, printed < limit { return 1 }
+        if let outcome { throw outcome }
         return 0
     }
 }

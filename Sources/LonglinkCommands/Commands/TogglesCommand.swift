@@ -21,6 +21,7 @@ public enum TogglesCommand {
               longlink toggles set driver/map_style night
               longlink toggles list rider
             """,
+        maximumPositionals: 3,
         options: [
             OptionSpec("admin", default: "127.0.0.1:9170", valueName: "HOST:PORT", help: "the gateway's operations listener"),
             OptionSpec("token", valueName: "JWT", help: "admin token (prefer LONGLINK_TOKEN: flags show in ps)"),

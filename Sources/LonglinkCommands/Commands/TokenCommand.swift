@@ -18,6 +18,7 @@ public enum TokenCommand {
               export LONGLINK_TOKEN=$(longlink token --secret-file data/dev-secret --sub rider-1 \\
                   --routes 'order://taxi/8812' --ttl 1h)
             """,
+        maximumPositionals: 0,
         options: [
             OptionSpec("secret-file", valueName: "FILE", help: "file holding the token secret (or LONGLINK_SECRET)"),
             OptionSpec("sub", valueName: "USER", help: "the user or service id (sub claim)", configurable: false),
@@ -25,7 +26,7 @@ public enum TokenCommand {
                 "routes",
                 kind: .list,
                 valueName: "PATTERN",
-                help: "route patterns the holder may subscribe to (comma-separated or repeated)",
+                help: "route patterns the holder may subscribe to, and publish to as a publisher (comma-separated or repeated)",
                 configurable: false
             ),
             OptionSpec("role", default: "subscriber", valueName: "ROLE", help: "subscriber | publisher | admin", configurable: false),
@@ -45,6 +46,9 @@ public enum TokenCommand {
             throw CommandFailure("\(error)", exitCode: 2)
         }
         let claims = try claims(options, nowSeconds: UInt64(time(nil)))
+        if claims.role == .publisher && claims.routes.isEmpty {
+            context.io.err("warning: a publisher token without --routes may publish to no route (try --routes 'order://*')")
+        }
         context.io.out(minter.mint(claims))
         return 0
     }

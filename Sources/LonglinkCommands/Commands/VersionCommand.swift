@@ -6,6 +6,7 @@ public enum VersionCommand {
     public static let command = Command(
         name: "version",
         summary: "print the version and the wire protocol summary",
+        maximumPositionals: 0,
         options: []
     ) { _, context in
         context.io.out(summary)
@@ -16,8 +17,9 @@ public enum VersionCommand {
     public static var summary: String {
         let errorCodes: [ErrorCode] = [
             .internal, .unavailable, .timeout, .badRequest, .unauthorized, .tokenExpired, .permissionDenied,
-            .unknownOrder, .unknownLine, .unknownRouteKind, .malformedRoute, .illegalTransition, .alreadySubscribed,
-            .notSubscribed, .tooManySubscriptions, .staleChange, .invalidField, .rateLimited,
+            .unknownOrder, .unknownLine, .unknownRouteKind, .malformedRoute, .unknownState, .illegalTransition,
+            .alreadySubscribed, .notSubscribed, .tooManySubscriptions, .staleChange, .idempotencyConflict, .invalidField,
+            .rateLimited,
         ]
         let disconnectCodes: [DisconnectCode] = [
             .shutdown, .heartbeatTimeout, .slow, .handshakeTimeout, .tooManyConnections, .connectionRateLimited,

@@ -48,6 +48,32 @@ enum StoreFactory {
         }
     }
 
+    /// Opens an existing store to read from (`longlink migrate`'s source), creating nothing: a SQLite file
+    /// read-only (a missing file, or one without Longlink's tables, is refused naming the path), a Redis store
+    /// without creating its epoch (a database holding no Longlink store is refused naming the address). `memory`
+    /// is never an existing store: callers refuse it first.
+    static func openExisting(
+        _ specification: StoreSpecification,
+        catalog: StateMachineCatalog = .builtIn,
+        redis: RedisSettings = RedisSettings()
+    ) throws(StoreError) -> any OrderStore {
+        switch specification {
+        case .memory:
+            throw .storage("the memory store keeps nothing between processes, so there is nothing to read", retryable: false)
+        case .sqlite(let path):
+            return try SQLiteOrderStore(readingExisting: path, catalog: catalog)
+        case .redis(let host, let port, let database):
+            return try RedisOrderStore(
+                address: RedisAddress(host: host, port: port, database: database),
+                password: redis.password,
+                prefix: redis.prefix,
+                channels: nil,
+                catalog: catalog,
+                readOnly: true
+            )
+        }
+    }
+
     /// Loads the state machines: the JSON file when given, the built-in lines otherwise.
     static func catalog(file: String?) throws(CommandFailure) -> StateMachineCatalog {
         guard let file else { return .builtIn }

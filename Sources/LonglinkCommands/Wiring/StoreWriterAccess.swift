@@ -5,6 +5,9 @@ import LonglinkStores
 /// The gateway's `StoreAccess` seam over the real single writer.
 struct StoreWriterAccess: StoreAccess {
     let writer: StoreWriter
+    /// The lines the store serves: a subscribe to an order of another line is refused with `unknown_line` at once,
+    /// instead of waiting forever for an order that can never exist.
+    let catalog: StateMachineCatalog
 
     func apply(_ change: OrderChange, completion: @escaping @Sendable (Result<AppliedChange, StoreError>) -> Void) {
         writer.apply(change, completion: completion)
@@ -47,6 +50,11 @@ struct StoreWriterAccess: StoreAccess {
         deferred: Bool,
         completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
     ) {
+        do {
+            _ = try ChangeValidation.machine(for: line, in: catalog)
+        } catch {
+            return completion(.failure(error))
+        }
         writer.catchUp(line, order, after: since, limit: limit, deferred: deferred) { result in
             completion(result.map { SubscribeRead(epoch: $0.epoch, snapshot: $0.snapshot, history: $0.history) })
         }

@@ -1,7 +1,7 @@
 /// The rules every `OrderStore` applies, in one place: memory, SQLite and Redis stores call these functions and
 /// keep no validation logic of their own.
 ///
-/// A store's `apply` is: look up the idempotency key (a replay returns the first record), look up the current
+/// A store's `apply` is: look up the idempotency key (a replay returns the first record after `checkReplay`), look up the current
 /// snapshot, call `prepare(_:current:catalog:epoch:nowMillis:)`, then write the returned record and snapshot
 /// atomically. History reads use `window(after:epoch:firstOffset:lastOffset:)`; imports use
 /// `prepareImport(_:history:catalog:epoch:)`.
@@ -38,7 +38,7 @@ public enum ChangeValidation {
         epoch: UInt32,
         nowMillis: UInt64
     ) throws(StoreError) -> Prepared {
-        guard let machine = catalog.machine(for: change.line) else { throw .unknownLine(change.line.name) }
+        let machine = try machine(for: change.line, in: catalog)
         return try prepare(
             change,
             current: current,
@@ -47,6 +47,22 @@ public enum ChangeValidation {
             epoch: epoch,
             nowMillis: nowMillis
         ).prepared
+    }
+
+    /// The state machine of `line`, or `unknownLine`: what a change and a subscribe to the line's orders need first.
+    public static func machine(for line: BusinessLine, in catalog: StateMachineCatalog) throws(StoreError) -> StateMachine {
+        guard let machine = catalog.machine(for: line) else { throw .unknownLine(line.name) }
+        return machine
+    }
+
+    /// Checks that `change`, whose idempotency key is the key of the already stored `first`, asks for the same
+    /// change: the same target state and the same fields. A store calls it before answering a replay with `first`;
+    /// a different change under a used key is `idempotencyConflict` (answering with `first` would report success
+    /// for a state that was never stored).
+    public static func checkReplay(_ change: OrderChange, of first: OrderChangeRecord) throws(StoreError) {
+        guard first.toState == change.targetState, first.fields == change.fields else {
+            throw .idempotencyConflict(key: change.idempotencyKey, route: change.route, storedState: first.toState)
+        }
     }
 
     /// `prepare(_:current:catalog:epoch:nowMillis:)` for a store that already holds the line's machine and the

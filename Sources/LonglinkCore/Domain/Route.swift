@@ -140,7 +140,7 @@ public struct RouteKind: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Why a route could not be parsed.
-public enum RouteError: Error, Hashable, Sendable, CustomStringConvertible {
+public enum RouteError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// No `://` separator.
     case missingScheme(String)
     /// The scheme is not 1–16 lower-case letters.
@@ -156,14 +156,16 @@ public enum RouteError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .missingScheme(let t): "RouteError: '\(t)' has no scheme; expected kind://namespace/key, e.g. order://taxi/8812"
-        case .invalidScheme(let t): "RouteError: '\(t)' has an invalid scheme; use 1-16 lower-case letters"
-        case .wrongShape(let t): "RouteError: '\(t)' is not kind://namespace/key, e.g. order://taxi/8812"
-        case .invalidNamespace(let t): "RouteError: '\(t)' has an invalid namespace; use [a-z0-9_-], at most 32"
-        case .invalidKey(let t): "RouteError: '\(t)' has an invalid key; use [A-Za-z0-9_.-], at most 64"
-        case .unknownKind(let t): "RouteError: '\(t)' is of a route kind this gateway does not serve"
+        case .missingScheme(let t): "'\(t)' has no scheme; expected kind://namespace/key, e.g. order://taxi/8812"
+        case .invalidScheme(let t): "'\(t)' has an invalid scheme; use 1-16 lower-case letters"
+        case .wrongShape(let t): "'\(t)' is not kind://namespace/key, e.g. order://taxi/8812"
+        case .invalidNamespace(let t): "'\(t)' has an invalid namespace; use [a-z0-9_-], at most 32"
+        case .invalidKey(let t): "'\(t)' has an invalid key; use [A-Za-z0-9_.-], at most 64"
+        case .unknownKind(let t): "'\(t)' is of a route kind this gateway does not serve"
         }
     }
+
+    public var debugDescription: String { "RouteError: \(description)" }
 }
 
 /// A set of routes a holder may open or an observer watches: an exact route, a whole namespace

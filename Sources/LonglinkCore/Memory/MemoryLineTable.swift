@@ -31,13 +31,14 @@ struct MemoryLineTable {
     }
 
     /// Validates and records `change` (see `OrderStore.apply`): a replayed idempotency key returns the first
-    /// record; otherwise the change is prepared by `ChangeValidation` and appended.
+    /// record (or `idempotencyConflict` for a different change); otherwise the change is prepared by `ChangeValidation` and appended.
     mutating func apply(_ change: OrderChange, epoch: UInt32, nowMillis: UInt64, keeping: Int)
         throws(StoreError) -> AppliedChange
     {
         if let slot = slot(of: change.orderID) {
             let key = change.idempotencyKey
             if !key.isEmpty, let offset = orders[slot].keys[key], let first = orders[slot].record(at: offset) {
+                try ChangeValidation.checkReplay(change, of: first)
                 return AppliedChange(record: first, snapshot: orders[slot].snapshot, deduplicated: true)
             }
             let (prepared, stateIndex) = try ChangeValidation.prepare(
@@ -63,6 +64,29 @@ struct MemoryLineTable {
         orders.append(MemoryOrder(first: prepared.record, snapshot: prepared.snapshot, stateIndex: stateIndex))
         sortedIDs = nil
         return AppliedChange(record: prepared.record, snapshot: prepared.snapshot, deduplicated: false)
+    }
+
+    /// Stores a record another store committed (see `OrderStore.applyCommittedBatch`).
+    mutating func applyCommitted(_ record: OrderChangeRecord, epoch: UInt32, keeping: Int)
+        throws(StoreError) -> AppliedChange
+    {
+        let slot = slot(of: record.orderID)
+        let current = slot.map { orders[$0].snapshot }
+        switch try ChangeValidation.prepareCommitted(record, current: current, machine: machine, epoch: epoch) {
+        case .compare(let offset):
+            guard let slot, let current else { preconditionFailure("compared with an order that does not exist") }
+            return try ChangeValidation.heldRecord(record, stored: orders[slot].record(at: offset), current: current)
+        case .append(let prepared):
+            let stateIndex = machine.index(of: prepared.snapshot.state) ?? 0
+            if let slot {
+                orders[slot].append(prepared.record, snapshot: prepared.snapshot, stateIndex: stateIndex, keeping: keeping)
+            } else {
+                slots.insert(record.orderID, at: orders.count)
+                orders.append(MemoryOrder(first: prepared.record, snapshot: prepared.snapshot, stateIndex: stateIndex))
+                sortedIDs = nil
+            }
+            return AppliedChange(record: prepared.record, snapshot: prepared.snapshot, deduplicated: false)
+        }
     }
 
     /// Adds or replaces an order with an imported snapshot and history.

@@ -14,4 +14,16 @@ extension MemoryOrderStore {
     public func toggles(app: String?) throws(StoreError) -> [FeatureToggle] {
         toggleTable.values.filter { app == nil || $0.app == app }.sorted { ($0.app, $0.name) < ($1.app, $1.name) }
     }
+
+    public var keepsToggles: Bool { true }
+
+    @discardableResult
+    public func importToggle(_ toggle: FeatureToggle, policy: ImportPolicy) throws(StoreError) -> ImportOutcome {
+        guard toggle.position.offset >= 1 else { throw .invalidField("toggle \(toggle.app)/\(toggle.name): offset 0") }
+        var imported = toggle
+        imported.position.epoch = epoch
+        let outcome = try ChangeValidation.importOutcome(stored: toggleTable[toggle.route], imported: imported, policy: policy)
+        if outcome != .identical { toggleTable[toggle.route] = imported }
+        return outcome
+    }
 }

@@ -123,19 +123,27 @@ public final class MemoryOrderStore: OrderStore {
         return result
     }
 
-    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool)
-        throws(StoreError)
+    public func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>] {
+        records.map { record in
+            Result { () throws(StoreError) in
+                guard !closed else { throw .closed }
+                let index = try tableIndex(record.line)
+                return try tables[index].applyCommitted(record, epoch: epoch, keeping: retention.maxRecordsPerOrder)
+            }
+        }
+    }
+
+    @discardableResult
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], policy: ImportPolicy)
+        throws(StoreError) -> ImportOutcome
     {
         guard !closed else { throw .closed }
         let imported = try ChangeValidation.prepareImport(snapshot, history: history, catalog: catalog, epoch: epoch)
         let index = try tableIndex(snapshot.line)
-        if let existing = tables[index].order(snapshot.orderID) {
-            if ChangeValidation.isSameOrder((existing.snapshot, existing.history), imported) { return }
-            guard replace else {
-                throw .conflict("\(snapshot.line)/\(snapshot.orderID) exists with different data")
-            }
-        }
-        tables[index].put(imported.snapshot, history: imported.history)
+        let stored = tables[index].order(snapshot.orderID).map { (snapshot: $0.snapshot, history: $0.history) }
+        let outcome = try ChangeValidation.importOutcome(stored: stored, imported: imported, policy: policy)
+        if outcome != .identical { tables[index].put(imported.snapshot, history: imported.history) }
+        return outcome
     }
 
     public func expire(nowMillis: UInt64) throws(StoreError) -> Int {

@@ -33,6 +33,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unknownRouteKind = ErrorCode(rawValue: 406)
     /// The route is not a valid `kind://namespace/key` URL.
     public static let malformedRoute = ErrorCode(rawValue: 407)
+    /// The target state is not a state of the order's business line.
+    public static let unknownState = ErrorCode(rawValue: 408)
     /// The state machine does not allow this transition.
     public static let illegalTransition = ErrorCode(rawValue: 409)
     /// Already subscribed to this route on this connection.
@@ -43,6 +45,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let tooManySubscriptions = ErrorCode(rawValue: 412)
     /// The change conflicts with the stored history (stale or duplicate).
     public static let staleChange = ErrorCode(rawValue: 413)
+    /// The idempotency key was used before on this order for a different change (other state or fields).
+    public static let idempotencyConflict = ErrorCode(rawValue: 414)
     /// A field of the request is invalid (empty id, payload too large, location out of range, ...).
     public static let invalidField = ErrorCode(rawValue: 422)
     /// Too many requests; retry after a pause.
@@ -64,11 +68,13 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .unknownLine: "unknown_line(405)"
         case .unknownRouteKind: "unknown_route_kind(406)"
         case .malformedRoute: "malformed_route(407)"
+        case .unknownState: "unknown_state(408)"
         case .illegalTransition: "illegal_transition(409)"
         case .alreadySubscribed: "already_subscribed(410)"
         case .notSubscribed: "not_subscribed(411)"
         case .tooManySubscriptions: "too_many_subscriptions(412)"
         case .staleChange: "stale_change(413)"
+        case .idempotencyConflict: "idempotency_conflict(414)"
         case .invalidField: "invalid_field(422)"
         case .rateLimited: "rate_limited(429)"
         default: "error(\(rawValue))"

@@ -14,7 +14,7 @@ public struct Principal: Hashable, Sendable {
     public var userID: String
     /// The role.
     public var role: Role
-    /// The routes the holder may subscribe to.
+    /// The routes the holder may subscribe to and, with the publisher role, publish to.
     public var routes: [RoutePattern]
     /// When the credentials expire (ms since the Unix epoch); nil when they do not.
     public var expiresAtMillis: UInt64?
@@ -31,8 +31,31 @@ public struct Principal: Hashable, Sendable {
         role == .admin || routes.contains { $0.matches(route) }
     }
 
-    /// Whether the holder may publish order changes.
-    public var mayPublish: Bool { role == .publisher || role == .admin }
+    /// Why the holder may not publish a change to `route`, or nil when it may: the publisher role and a route
+    /// pattern covering `route` (admins publish anywhere, as they subscribe anywhere). The one publish check, for
+    /// every path a change comes in by (publish frames, the HTTP API), so they cannot disagree.
+    public func publishDenial(for route: Route) -> PublishDenial? {
+        switch role {
+        case .admin: nil
+        case .subscriber: .notPublisher
+        case .publisher: routes.contains { $0.matches(route) } ? nil : .routeNotCovered(route)
+        }
+    }
+}
+
+/// Why a principal may not publish a change; answered with `ErrorCode.permissionDenied`.
+public enum PublishDenial: Hashable, Sendable, CustomStringConvertible {
+    /// The token's role is `subscriber`.
+    case notPublisher
+    /// The token's routes do not cover the change's route.
+    case routeNotCovered(Route)
+
+    public var description: String {
+        switch self {
+        case .notPublisher: "publishing needs the publisher role"
+        case .routeNotCovered(let route): "token does not allow publishing to \(route)"
+        }
+    }
 }
 
 /// Turns a connect token into a `Principal`. The development `AllowAllAuthorizer` accepts everything;

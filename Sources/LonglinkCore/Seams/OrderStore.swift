@@ -7,8 +7,9 @@
 ///   `unknownOrder`.
 /// - Offsets start at 1 and strictly increase per order, without gaps, within one epoch.
 /// - Applying a change whose non-empty idempotency key was applied before (to the same order) returns the
-///   first record with `deduplicated = true`, the order's current snapshot, and stores nothing. A key is
-///   remembered as long as its record is retained.
+///   first record with `deduplicated = true`, the order's current snapshot, and stores nothing, when the change is
+///   the same (target state and fields: `ChangeValidation.checkReplay`); a different change under a used key
+///   throws `.idempotencyConflict` and stores nothing. A key is remembered as long as its record is retained.
 /// - Validation and record building are `ChangeValidation.prepare`, shared by every implementation.
 /// - When `apply` returns, the record is as durable as the implementation promises (SQLite: committed).
 /// - `applyBatch` is `apply` for many changes in one transaction (group commit); each change still succeeds
@@ -18,6 +19,9 @@
 ///   (`ChangeValidation.window` decides).
 /// - History is trimmed to `StoreRetention.maxRecordsPerOrder` on apply; `expire` applies the age limit and
 ///   removes terminal orders past their TTL.
+/// - `applyCommittedBatch` stores records another store committed exactly as committed (offsets, timestamps,
+///   fields, idempotency keys; only the epoch becomes this store's), so a shadow store or a migration target
+///   holds a faithful copy: `ChangeValidation.prepareCommitted` decides, and a record already held is a replay.
 ///
 /// A store instance is owned by one thread, the Store's writer (see `StoreWriter`); it is not shared.
 public protocol OrderStore: AnyObject {
@@ -46,14 +50,22 @@ public protocol OrderStore: AnyObject {
     /// Orders in a stable order (line, then id) after `cursor`, at most `limit`: how migration walks a store.
     func orders(after cursor: OrderCursor?, limit: Int) throws(StoreError) -> [OrderSnapshot]
 
+    /// Stores records another store committed, in order, as they were committed (see
+    /// `ChangeValidation.prepareCommitted`): each the order's next record (or, at or before its current offset,
+    /// the same record it holds: answered as a replay with `deduplicated = true`). One result per record; like
+    /// `applyBatch`, one transaction where the store has them, history trimmed to the retained count.
+    func applyCommittedBatch(_ records: [OrderChangeRecord]) -> [Result<AppliedChange, StoreError>]
+
     /// Writes an order's snapshot and retained history as given (offsets and timestamps kept, positions
     /// re-stamped into this store's epoch: see `ChangeValidation.prepareImport`). Used by `StoreMigration`;
     /// bypasses transition validation because the history was validated before.
     ///
-    /// When the order already exists: identical data (ignoring epochs) is a no-op; different data throws
-    /// `.conflict` unless `replace` is true, in which case the stored order (and its idempotency keys) is
-    /// replaced entirely.
-    func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], replace: Bool) throws(StoreError)
+    /// When the order already exists, `policy` decides (`ChangeValidation.importOutcome`, atomically with the
+    /// write): identical data is a no-op; a stored earlier state is brought up to date with `.extend`; other
+    /// differences throw `.conflict` unless `.replace`, which replaces the stored order and its idempotency keys.
+    @discardableResult
+    func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord], policy: ImportPolicy)
+        throws(StoreError) -> ImportOutcome
 
     /// Drops history beyond the retention limits and terminal orders past their expiry; returns how many
     /// orders were removed.
@@ -69,6 +81,15 @@ public protocol OrderStore: AnyObject {
 
     /// The toggles of `app` (every toggle when nil), sorted by app then name.
     func toggles(app: String?) throws(StoreError) -> [FeatureToggle]
+
+    /// Whether this store keeps feature toggles (a migration refuses to drop a source's toggles on a store that
+    /// keeps none).
+    var keepsToggles: Bool { get }
+
+    /// Writes a toggle as another store holds it (value, offset and time kept, position re-stamped into this
+    /// store's epoch); `policy` decides over a different stored value, as for `importOrder`.
+    @discardableResult
+    func importToggle(_ toggle: FeatureToggle, policy: ImportPolicy) throws(StoreError) -> ImportOutcome
 }
 
 extension OrderStore {
@@ -82,6 +103,21 @@ extension OrderStore {
 
     /// No toggles.
     public func toggles(app: String?) throws(StoreError) -> [FeatureToggle] { [] }
+
+    /// False: a store that keeps no toggles.
+    public var keepsToggles: Bool { false }
+
+    /// Refuses: a store that keeps no toggles.
+    @discardableResult
+    public func importToggle(_ toggle: FeatureToggle, policy: ImportPolicy) throws(StoreError) -> ImportOutcome {
+        throw .storage("this store keeps no feature toggles", retryable: false)
+    }
+
+    /// Stores one record another store committed (see `applyCommittedBatch`).
+    public func applyCommitted(_ record: OrderChangeRecord) throws(StoreError) -> AppliedChange {
+        guard let result = applyCommittedBatch([record]).first else { throw .closed }
+        return try result.get()
+    }
 
     /// One toggle, or nil.
     public func toggle(app: String, name: String) throws(StoreError) -> FeatureToggle? {
@@ -112,9 +148,12 @@ extension OrderStore {
         }
     }
 
-    /// Imports an order, refusing to replace different data (`replace: false`).
-    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord]) throws(StoreError) {
-        try importOrder(snapshot, history: history, replace: false)
+    /// Imports an order, refusing to replace different data (`.refuseDifferent`).
+    @discardableResult
+    public func importOrder(_ snapshot: OrderSnapshot, history: [OrderChangeRecord]) throws(StoreError)
+        -> ImportOutcome
+    {
+        try importOrder(snapshot, history: history, policy: .refuseDifferent)
     }
 }
 
@@ -155,8 +194,9 @@ public struct OrderCursor: Hashable, Sendable {
     }
 }
 
-/// Why the Store refused a change or could not answer.
-public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+/// Why the Store refused a change or could not answer. `description` is the sentence a person reads (CLI, admin
+/// API, the wire's error message); `debugDescription` adds the type and case for logs and test failures.
+public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The line's state machine does not allow `from → to`; `allowed` lists the states it does allow.
     case illegalTransition(line: BusinessLine, order: OrderID, from: OrderState?, to: OrderState, allowed: [OrderState])
     /// No such order (and the change does not create it).
@@ -165,7 +205,10 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownLine(String)
     /// The state is not part of the line's state machine.
     case unknownState(line: BusinessLine, state: OrderState)
-    /// The idempotency key was used for a different order, or an import disagrees with stored data.
+    /// The idempotency key was applied before on this order for a different change (another target state or other
+    /// fields): the request is refused instead of answering with the first result, which would not be what it asked.
+    case idempotencyConflict(key: String, route: Route, storedState: OrderState)
+    /// An import disagrees with stored data, or a snapshot does not belong to the change's order.
     case conflict(String)
     /// A field is invalid (payload too large, location out of range, ...).
     case invalidField(String)
@@ -180,18 +223,23 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .illegalTransition(let line, let order, let from, let to, let allowed):
             let origin = from.map { "'\($0)'" } ?? "no state (new order)"
             let next = allowed.isEmpty ? "none (terminal state)" : allowed.map(\.name).joined(separator: ", ")
-            return "StoreError: illegal transition for \(line) order \(order): \(origin) → '\(to)'; allowed next: \(next)"
+            return "illegal transition for \(line) order \(order): \(origin) → '\(to)'; allowed next: \(next)"
         case .unknownOrder(let line, let order):
-            return "StoreError: unknown \(line) order \(order); create it with the line's initial state first"
-        case .unknownLine(let line): return "StoreError: unknown business line '\(line)'"
-        case .unknownState(let line, let state): return "StoreError: '\(state)' is not a state of line \(line)"
-        case .conflict(let why): return "StoreError: conflict: \(why)"
-        case .invalidField(let why): return "StoreError: invalid field: \(why)"
+            return "unknown \(line) order \(order); create it with the line's initial state first"
+        case .unknownLine(let line): return "unknown business line '\(line)'"
+        case .unknownState(let line, let state): return "'\(state)' is not a state of line \(line)"
+        case .idempotencyConflict(let key, let route, let stored):
+            return "idempotency key '\(key)' was already used on \(route) for a different change (→ '\(stored)'); "
+                + "nothing was stored: use a new key for a new change"
+        case .conflict(let why): return "conflict: \(why)"
+        case .invalidField(let why): return "invalid field: \(why)"
         case .storage(let why, let retryable):
-            return "StoreError: storage failure\(retryable ? " (retryable)" : ""): \(why)"
-        case .closed: return "StoreError: the store is closed"
+            return "storage failure\(retryable ? " (retryable)" : ""): \(why)"
+        case .closed: return "the store is closed"
         }
     }
+
+    public var debugDescription: String { "StoreError(\(code)): \(description)" }
 
     /// The wire error code for this refusal.
     public var code: ErrorCode {
@@ -199,7 +247,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .illegalTransition: .illegalTransition
         case .unknownOrder: .unknownOrder
         case .unknownLine: .unknownLine
-        case .unknownState: .illegalTransition
+        case .unknownState: .unknownState
+        case .idempotencyConflict: .idempotencyConflict
         case .conflict: .staleChange
         case .invalidField: .invalidField
         case .storage: .unavailable

@@ -59,7 +59,7 @@ public enum AdminJSON {
     public static func refusal(_ error: StoreError) -> HTTPResponse {
         let status: HTTPStatus =
             switch error {
-            case .illegalTransition, .unknownState, .conflict: .conflict
+            case .illegalTransition, .unknownState, .conflict, .idempotencyConflict: .conflict
             case .unknownOrder, .unknownLine: .notFound
             case .invalidField: .unprocessableContent
             case .storage, .closed: .serviceUnavailable
@@ -71,6 +71,18 @@ public enum AdminJSON {
                 ("status", .int(Int64(status.code))),
             ]),
             status: status
+        )
+    }
+
+    /// A publish the caller's token does not allow: 403 with `{"error","code":403,"status":403}`.
+    public static func refusal(_ denial: PublishDenial) -> HTTPResponse {
+        .json(
+            .object([
+                ("error", .string("\(ErrorCode.permissionDenied): \(denial)")),
+                ("code", .int(Int64(ErrorCode.permissionDenied.rawValue))),
+                ("status", .int(Int64(HTTPStatus.forbidden.code))),
+            ]),
+            status: .forbidden
         )
     }
 }

@@ -11,13 +11,14 @@ extension AdminServer {
         method: String,
         _ request: HTTPRequest,
         _ exchange: HTTPExchange,
+        principal: Principal,
         context: LoopContext
     ) -> HTTPResponse? {
         switch (method, path.first) {
         case ("GET", "connections"): return connections(request, exchange)
         case ("POST", "connections"): return disconnect(clientID: path[1], request, exchange)
         case ("GET", "tap"): return tap(request, exchange)
-        case ("POST", "publish"): return publish(request, exchange)
+        case ("POST", "publish"): return publish(request, exchange, principal: principal)
         case ("GET", "orders"): return order(line: path[1], id: path[2], exchange)
         case ("POST", "drain"): return drain()
         case ("GET", "stats"): return .json(stats())
@@ -123,7 +124,7 @@ extension AdminServer {
 
     // MARK: Orders
 
-    private func publish(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
+    private func publish(_ request: HTTPRequest, _ exchange: HTTPExchange, principal: Principal) -> HTTPResponse? {
         let change: OrderChange
         do {
             change = try Self.change(from: JSONValue.parse(request.body))
@@ -132,6 +133,8 @@ extension AdminServer {
         } catch {
             return .error(.unprocessableContent, "\(error)")
         }
+        // The same check as publish frames (admins pass it today; a publisher-facing HTTP API reuses it).
+        if let denial = principal.publishDenial(for: change.route) { return AdminJSON.refusal(denial) }
         let counters = gateway.counters
         store.apply(change) { result in
             counters.recordPublish(result)

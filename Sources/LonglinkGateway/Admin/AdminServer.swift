@@ -203,8 +203,11 @@ public final class AdminServer: Sendable {
         case "readyz":
             return readyz(exchange, context: context)
         default:
-            if let refusal = authenticate(request) { return refusal }
-            return admin(Array(segments.dropFirst()), method: method, request, exchange, context: context)
+            switch authenticate(request) {
+            case .refused(let refusal): return refusal
+            case .admitted(let principal):
+                return admin(Array(segments.dropFirst()), method: method, request, exchange, principal: principal, context: context)
+            }
         }
     }
 
@@ -227,16 +230,23 @@ public final class AdminServer: Sendable {
         }
     }
 
-    /// Checks `Authorization: Bearer <token>` for the admin role; nil when admitted, the refusal otherwise. The
-    /// token itself is never logged.
-    func authenticate(_ request: HTTPRequest) -> HTTPResponse? {
+    /// The outcome of checking a request's credentials.
+    enum Authentication {
+        /// The token is valid and has the admin role.
+        case admitted(Principal)
+        /// The response to send instead (401 or 403).
+        case refused(HTTPResponse)
+    }
+
+    /// Checks `Authorization: Bearer <token>` for the admin role. The token itself is never logged.
+    func authenticate(_ request: HTTPRequest) -> Authentication {
         guard let header = request.header("authorization") else {
-            return challenge(.unauthorized, "missing Authorization: Bearer <token>")
+            return .refused(challenge(.unauthorized, "missing Authorization: Bearer <token>"))
         }
         // "Bearer" with an empty token is passed on: the authorizer decides (the development one admits it).
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count >= 1, parts[0].lowercased() == "bearer" else {
-            return challenge(.unauthorized, "Authorization must be 'Bearer <token>'")
+            return .refused(challenge(.unauthorized, "Authorization must be 'Bearer <token>'"))
         }
         let token = parts.count == 2 ? String(parts[1]).trimmingCharacters(in: " ") : ""
         let principal: Principal
@@ -244,13 +254,13 @@ public final class AdminServer: Sendable {
             principal = try authorizer.authenticate(token: token, nowMillis: clock.nowMillis())
         } catch {
             logger.notice("admin request refused: \(error)", [("path", request.path)])
-            return challenge(.unauthorized, "\(error)")
+            return .refused(challenge(.unauthorized, "\(error)"))
         }
         guard principal.role == .admin else {
             logger.notice("admin request without the admin role", [("user", principal.userID), ("path", request.path)])
-            return .error(.forbidden, "the admin role is required")
+            return .refused(.error(.forbidden, "the admin role is required"))
         }
-        return nil
+        return .admitted(principal)
     }
 
     private func challenge(_ status: HTTPStatus, _ message: String) -> HTTPResponse {

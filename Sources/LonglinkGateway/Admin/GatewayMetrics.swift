@@ -1,7 +1,8 @@
 import LonglinkCore
 
 /// Renders a gateway's counters as Prometheus metrics (`GET /metrics`). Names follow Prometheus conventions:
-/// `longlink_` prefix, `_total` for counters, base units (`_seconds`, `_bytes`).
+/// `longlink_` prefix, `_total` for counters, base units (`_seconds`, `_bytes`); then the standard `process_*`
+/// metrics (`ProcessMetrics`).
 public enum GatewayMetrics {
     /// Gauges and counters owned by the operations surface rather than the gateway.
     public struct Extras: Sendable {
@@ -114,6 +115,7 @@ public enum GatewayMetrics {
             help: "Busy time per event-loop iteration (sleep excluded), per loop.",
             counters.loopIterationHistograms.sorted { $0.key < $1.key }.map { ([("loop", String($0.key))], $0.value) }
         )
+        ProcessMetrics.read()?.write(to: &out)
         return out.text
     }
 

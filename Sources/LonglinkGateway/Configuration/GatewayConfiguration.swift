@@ -22,7 +22,8 @@ public struct GatewayConfiguration: Sendable {
     public var peer: PeerSettings
     /// Connections per process; beyond it new connections get `too_many_connections` and are closed.
     public var maxConnections: Int
-    /// Queued outbound bytes per connection before the slow-consumer policy applies.
+    /// Queued outbound bytes per connection, every frame kind counted: past it the connection is cut with `slow`
+    /// (under `coalesce`, pushes are held back from half of it on). Reads pause from half of it to a quarter.
     public var outboundLimit: Int
     /// The slow-consumer policy.
     public var slowPolicy: SlowConsumerPolicy

@@ -215,17 +215,18 @@ public struct PeerStateMachine {
     }
 
     private mutating func publish(_ request: PublishRequest, nowMillis: UInt64) -> [PeerAction] {
-        guard principal!.mayPublish else {
-            return violation(request.requestID, .permissionDenied, "publishing needs the publisher role")
-        }
-        guard takePublishToken(nowMillis: nowMillis) else {
-            return refusePublish(request.requestID, .rateLimited, "more than \(settings.publishesPerSecond) publishes per second")
-        }
         guard let orderID = OrderID(request.orderID) else {
             return refusePublish(request.requestID, .invalidField, "order id '\(request.orderID)' is not [A-Za-z0-9_.-]{1,64}")
         }
         guard let line = BusinessLine(request.line) else {
             return refusePublish(request.requestID, .unknownLine, "business line '\(request.line)' is not a valid name")
+        }
+        // Role and route scope, before the rate bucket: a refused publish costs the publisher no token.
+        if let denial = principal!.publishDenial(for: .order(line, orderID)) {
+            return violation(request.requestID, .permissionDenied, "\(denial)")
+        }
+        guard takePublishToken(nowMillis: nowMillis) else {
+            return refusePublish(request.requestID, .rateLimited, "more than \(settings.publishesPerSecond) publishes per second")
         }
         guard !request.targetState.isEmpty else {
             return refusePublish(request.requestID, .invalidField, "target state is empty")

@@ -9,6 +9,10 @@ import Synchronization
 /// Reads are level-triggered with a byte budget per event, so one chatty client cannot starve the others.
 /// Writes are queued and flushed by the loop's before-sleep hook; `.write` interest is asked for only after a
 /// short write (Redis's write path).
+///
+/// Every queued byte counts against the outbound limit, whatever the frame kind (see `Connection+Backpressure`):
+/// a frame that would take the queue past it cuts the connection with `slow`, and a peer that pipelines
+/// requests without reading the answers stops being read while its queue is past the high-water mark.
 final class Connection: SelectorHandler {
     /// Process-unique id: a per-loop serial number times 64 plus the loop id, so it stays small.
     let id: UInt64
@@ -39,6 +43,14 @@ final class Connection: SelectorHandler {
     var transportName = TransportName.tcp
     /// Monotonic ms of the last inbound byte (or of the accept), for inspection.
     private(set) var lastActivityMillis: UInt64 = 0
+    /// Back-pressure: frames are neither read nor processed until the queue drains (see `Connection+Backpressure`).
+    var readsPaused = false
+    /// A loop-local job will resume the paused reads.
+    var resumeScheduled = false
+    /// Monotonic ms when the peer last took bytes from the queue, or when reads paused (the stall check).
+    var lastDrainMillis: UInt64 = 0
+    /// Publishes handed to the Store and not answered yet (their answers will be queued).
+    var pendingPublishes = 0
 
     init(id: UInt64, sourceAddress: String, transport: any Transport, owner: LoopGateway, nowMillis: UInt64) {
         self.id = id
@@ -55,6 +67,11 @@ final class Connection: SelectorHandler {
         guard !isClosed else { return }
         if peer.phase == .accepted {
             startHandshake()
+            return
+        }
+        if readsPaused && !event.isDisjoint(with: [.reset, .error]) && outbound.isEmpty {
+            // Nothing is read or written now, so no system call would notice the hang-up that epoll keeps reporting.
+            close(reason: "connection reset while reads were paused")
             return
         }
         // A TLS read may be waiting for writability and a TLS write for readability: while the transport waits
@@ -97,12 +114,12 @@ final class Connection: SelectorHandler {
         }
     }
 
-    private func readAvailable() {
+    func readAvailable() {
         var total = 0
         let budget = owner.readBudget
         // Read into the loop's spare buffer unless this connection holds a partial frame (see `releaseIdleBuffer`).
         if inbound.capacity == 0 { swap(&inbound, &owner.spareInbound) }
-        reading: while total < budget && !isClosed && peer.phase != .draining {
+        reading: while total < budget && !isClosed && !readsPaused && peer.phase != .draining {
             let result: IOResult<Int>
             do {
                 result = try transport.read(into: &inbound)
@@ -142,10 +159,14 @@ final class Connection: SelectorHandler {
         }
     }
 
-    private func processFrames() {
+    func processFrames() {
         let codec = owner.shared.codec
         let reader = owner.frameReader
         while !isClosed && peer.phase != .draining {
+            if answersBacklogged {
+                pauseReads()
+                return
+            }
             let frame: ClientFrame?
             do {
                 frame = try codec.decodeNextClientFrame(from: &inbound, reader: reader)
@@ -183,17 +204,14 @@ final class Connection: SelectorHandler {
             case .acknowledged(let route, let offset):
                 owner.acknowledged(route, offset: offset, by: self)
             case .close(let disconnect):
+                guard !closeAfterFlush else { continue }  // already closing (e.g. cut as slow by an earlier send)
                 owner.shared.counters.recordDisconnect(disconnect.code)
                 owner.shared.logger.debug(
                     "closing connection: \(disconnect)",
                     [("conn", clientID), ("user", peer.principal?.userID ?? "-")]
                 )
                 coalesced.removeAll()
-                send(.disconnect(disconnect))
-                // A message transport closes in its own protocol too (WebSocket: a close frame with the number).
-                if let framer = transport.messageFramer {
-                    enqueue(framer.closeMessage(code: disconnect.code.rawValue, reason: disconnect.reason))
-                }
+                queueDisconnect(disconnect)
                 closeAfterFlush = true
                 updateInterest()
                 owner.scheduleFlush(self)
@@ -208,7 +226,20 @@ final class Connection: SelectorHandler {
             close(reason: "could not encode \(frame)")
             return
         }
-        enqueue(transport.messageFramer?.message(carrying: bytes) ?? bytes)
+        enqueue(transport.messageFramer?.message(carrying: bytes) ?? bytes, reply: true)
+    }
+
+    /// Queues the disconnect frame, past the limit if need be (after dropping what no write has started on). A
+    /// message transport closes in its own protocol too, right after it (WebSocket: a close frame with the number).
+    private func queueDisconnect(_ disconnect: Disconnect) {
+        guard !isClosed, !closeAfterFlush, let frame = owner.encode(.disconnect(disconnect)) else { return }
+        var bytes = frame
+        if let framer = transport.messageFramer {
+            bytes = framer.message(carrying: frame) + framer.closeMessage(code: disconnect.code.rawValue, reason: disconnect.reason)
+        }
+        if outbound.queuedBytes + bytes.count > owner.outboundLimit { outbound.removeUnstarted() }
+        outbound.appendReply(bytes)
+        if !flushScheduled { owner.scheduleFlush(self) }
     }
 
     /// Queues a record's shared push bytes (encoded once per record per loop, by the first subscriber that takes
@@ -221,44 +252,60 @@ final class Connection: SelectorHandler {
             return false
         case .send:
             guard let bytes = owner.pushBytes(record, on: route, &push, framer: transport.messageFramer) else { return false }
-            if !coalesced.isEmpty || outbound.queuedBytes + bytes.count > owner.outboundLimit {
-                overLimit(record, on: route, bytes: bytes)
+            // Under `coalesce`, pushes use the queue up to the high-water mark; the rest is room for replies and
+            // pings, so a coalescing subscriber is never cut for a pong on top of its pushes.
+            if owner.coalescesSlowReaders && (!coalesced.isEmpty || outbound.queuedBytes + bytes.count > owner.outboundHighWater) {
+                owner.shared.counters.coalescedRecords.add(1, ordering: .relaxed)
+                coalesced[route] = record
+                updateInterest()
                 return false
             }
-            return enqueue(bytes)
+            return enqueue(bytes, reply: false)
         }
     }
 
+    /// Queues bytes (a reply into the queue's private chunk, a shared push by reference), or cuts the connection
+    /// with `slow` when they would take the queue past the outbound limit. One stalled reader never delays
+    /// anyone else, and never costs more than the limit.
     @discardableResult
-    private func enqueue(_ bytes: [UInt8]) -> Bool {
-        guard !isClosed else { return false }
-        outbound.append(bytes)
+    private func enqueue(_ bytes: [UInt8], reply: Bool) -> Bool {
+        guard !isClosed, !closeAfterFlush else { return false }
+        if outbound.queuedBytes + bytes.count > owner.outboundLimit {
+            cutSlow(because: "outbound queue above \(owner.outboundLimit) bytes")
+            return false
+        }
+        if reply {
+            outbound.appendReply(bytes)
+        } else {
+            outbound.append(bytes)
+        }
         if !flushScheduled { owner.scheduleFlush(self) }
         return true
     }
 
-    /// The queue is over the limit: apply the slow-consumer policy. One stalled reader never delays anyone else:
-    /// it is cut, or it keeps only the newest record per route.
-    private func overLimit(_ record: OrderChangeRecord, on route: Route, bytes: [UInt8]) {
-        switch owner.shared.configuration.slowPolicy {
-        case .disconnect:
-            owner.shared.counters.slowDisconnects.add(1, ordering: .relaxed)
-            outbound.removeAll()
-            perform(peer.disconnect(.slow, reason: "outbound queue above \(owner.shared.configuration.outboundLimit) bytes"))
-        case .coalesce:
-            owner.shared.counters.coalescedRecords.add(1, ordering: .relaxed)
-            coalesced[route] = record
-            updateInterest()
-        }
+    /// Sends the numbered `slow` disconnect (after the unwritten rest of a partly written frame) and closes.
+    func cutSlow(because reason: String) {
+        guard !isClosed, !closeAfterFlush else { return }
+        owner.shared.counters.slowDisconnects.add(1, ordering: .relaxed)
+        outbound.removeUnstarted()
+        coalesced.removeAll()
+        perform(peer.disconnect(.slow, reason: reason))
     }
 
-    /// Once the queue has room again, sends each route's newest held-back record marked `skippedBefore`.
+    /// Once the queue has drained, sends each route's newest held-back record marked `skippedBefore`, up to the
+    /// high-water mark (the rest waits for the next drain).
     private func releaseCoalesced() {
-        guard !coalesced.isEmpty, outbound.queuedBytes < owner.shared.configuration.outboundLimit / 2 else { return }
+        guard !coalesced.isEmpty else { return }
         let held = coalesced.sorted { $0.key < $1.key }
         coalesced.removeAll()
-        for (route, record) in held {
-            send(.push(Push(route: route, record: record, skippedBefore: true)))
+        for (index, (route, record)) in held.enumerated() {
+            guard let frame = owner.encode(.push(Push(route: route, record: record, skippedBefore: true))) else { continue }
+            let bytes = transport.messageFramer?.message(carrying: frame) ?? frame
+            if !outbound.isEmpty && outbound.queuedBytes + bytes.count > owner.outboundHighWater {
+                for (route, record) in held[index...] { coalesced[route] = record }
+                return
+            }
+            guard enqueue(bytes, reply: true) else { return }
         }
     }
 
@@ -269,12 +316,14 @@ final class Connection: SelectorHandler {
         flushScheduled = false
         guard !isClosed else { return }
         if !outbound.isEmpty {
+            let before = outbound.queuedBytes
             do {
                 _ = try transport.write(&outbound)
             } catch {
                 close(reason: "write failed: \(error)")
                 return
             }
+            if outbound.queuedBytes < before { lastDrainMillis = owner.nowMillis }
         }
         if outbound.isEmpty {
             releaseCoalesced()
@@ -283,6 +332,7 @@ final class Connection: SelectorHandler {
                 return
             }
         }
+        if readsPaused && !closeAfterFlush { resumeReadsIfDrained() }
         updateInterest()
     }
 
@@ -292,7 +342,7 @@ final class Connection: SelectorHandler {
         guard let registration, !isClosed else { return }
         var interest: SelectorEvent = transport.interest
         if handshakeDeferred { interest = [] }
-        if peer.phase != .draining && peer.phase != .accepted { interest.insert(.read) }
+        if peer.phase != .draining && peer.phase != .accepted && !readsPaused { interest.insert(.read) }
         if peer.phase == .accepted && !handshakeDeferred && interest.isEmpty { interest.insert(.read) }
         if !outbound.isEmpty || !coalesced.isEmpty { interest.insert(.write) }
         do {

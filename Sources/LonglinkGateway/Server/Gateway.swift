@@ -1,5 +1,5 @@
 public import LonglinkCore
-public import LonglinkLoop
+import LonglinkLoop
 import Glibc
 import Synchronization
 
@@ -59,9 +59,9 @@ public final class Gateway: Sendable {
     /// The current state.
     public var currentState: State { state.withLock { $0 } }
 
-    /// Binds one listener per loop on the configured address and starts the loops. Throws when the address
-    /// cannot be bound (in use, not local, no permission).
-    public func start() throws(IOError) {
+    /// Binds one listener per loop on the configured address and starts the loops. Throws when an address
+    /// cannot be bound (in use, also by another process with `SO_REUSEPORT`; not local; no permission).
+    public func start() throws(ListenFailure) {
         let proceed = state.withLock { state -> Bool in
             guard state == .initial else { return false }
             state = .running
@@ -72,39 +72,41 @@ public final class Gateway: Sendable {
         let specs = [GatewayListener(host: configuration.host, port: configuration.port, transport: configuration.transport)]
             + configuration.additionalListeners
         let loopCount = max(1, configuration.loopCount)
-        // fds[loop][listener]: every loop has its own SO_REUSEPORT socket for every listener.
+        // fds[loop][listener]: every loop has its own SO_REUSEPORT socket for every listener, on a port no other
+        // process listens on (listenShared refuses one that is taken, so a second gateway cannot start there).
         var fds: [[CInt]] = Array(repeating: [], count: loopCount)
         var ports: [Int] = []
-        do {
-            for spec in specs {
-                let first = try Socket.listen(host: spec.host, port: spec.port, reusePort: true)
-                fds[0].append(first)
-                let port = try Socket.localPort(first)
-                ports.append(port)
-                for loop in 1..<loopCount {
-                    fds[loop].append(try Socket.listen(host: spec.host, port: port, reusePort: true))
-                }
+        for spec in specs {
+            do {
+                let group = try Socket.listenShared(host: spec.host, port: spec.port, count: loopCount)
+                for (loop, fd) in group.enumerated() { fds[loop].append(fd) }
+                ports.append(try Socket.localPort(group[0]))
+            } catch {
+                for fd in fds.joined() { Socket.close(fd) }
+                state.withLock { $0 = .stopped }
+                throw ListenFailure(address: "\(spec.host):\(spec.port)", error: error)
             }
-        } catch {
-            for fd in fds.joined() { Socket.close(fd) }
-            state.withLock { $0 = .stopped }
-            throw error
         }
         boundPorts.withLock { $0 = ports }
         let shared = self.shared
         let listeningFDs = fds
         let factories = specs.map(\.transport)
-        let loops = try EventLoopGroup(numberOfThreads: loopCount) { context in
-            do {
-                let mine = listeningFDs[context.eventLoop.id]
-                _ = try LoopGateway(
-                    context: context,
-                    shared: shared,
-                    listeners: zip(mine, factories).map { LoopGateway.ListenerSpec(fd: $0, transport: $1) }
-                )
-            } catch {
-                shared.logger.error("loop \(context.eventLoop.id) could not start: \(error)")
+        let loops: EventLoopGroup
+        do {
+            loops = try EventLoopGroup(numberOfThreads: loopCount) { context in
+                do {
+                    let mine = listeningFDs[context.eventLoop.id]
+                    _ = try LoopGateway(
+                        context: context,
+                        shared: shared,
+                        listeners: zip(mine, factories).map { LoopGateway.ListenerSpec(fd: $0, transport: $1) }
+                    )
+                } catch {
+                    shared.logger.error("loop \(context.eventLoop.id) could not start: \(error)")
+                }
             }
+        } catch {
+            throw ListenFailure(address: specs.map { "\($0.host):\($0.port)" }.joined(separator: ", "), error: error)
         }
         shared.loops.withLock { $0 = loops.loops }
         group.withLock { $0 = loops }

@@ -14,6 +14,7 @@ extension LoopGateway {
         let results = publishResults
         let started = MonotonicClock.nanoseconds()
         storeWorkQueued = true
+        connection.pendingPublishes += 1
         shared.store.applyQueued(change) { result in
             shared.counters.storeApplyLatency.observe(MonotonicClock.nanoseconds() &- started)
             switch result {
@@ -45,6 +46,7 @@ extension LoopGateway {
         publishResults.take(into: &completedPublishes)
         for completed in completedPublishes {
             guard let connection = connections[completed.connectionID], !connection.isClosed else { continue }
+            connection.pendingPublishes -= 1
             connection.perform(connection.peer.publishCompleted(requestID: completed.requestID, result: completed.result))
         }
         completedPublishes.removeAll(keepingCapacity: true)

@@ -31,6 +31,17 @@ final class LoopGateway {
     private var draining = false
     /// `GatewayConfiguration.outboundLimit`, read per delivery (kept here so no configuration struct is copied).
     let outboundLimit: Int
+    /// Half the limit: reads pause at it (back-pressure), and `coalesce` holds pushes back above it.
+    let outboundHighWater: Int
+    /// A quarter of the limit: paused reads resume at it.
+    let outboundLowWater: Int
+    /// Publishes one connection may have waiting for the Store before its reads pause (one per 256 bytes of
+    /// the limit: what their answers would take in the queue).
+    let maxPendingPublishes: Int
+    /// A peer whose reads are paused and that takes no byte for this long (the pong timeout) is cut as slow.
+    let stallMillis: UInt64
+    /// Whether the slow-consumer policy is `coalesce`.
+    let coalescesSlowReaders: Bool
     /// `GatewayConfiguration.readBudget`, read per read event.
     let readBudget: Int
     /// Store requests were queued this iteration (they are committed together before the loop sleeps).
@@ -63,6 +74,11 @@ final class LoopGateway {
         self.shared = shared
         self.frameReader = FrameReader(maxFrameSize: shared.configuration.peer.maxFrameSize)
         self.outboundLimit = shared.configuration.outboundLimit
+        self.outboundHighWater = shared.configuration.outboundLimit / 2
+        self.outboundLowWater = shared.configuration.outboundLimit / 4
+        self.maxPendingPublishes = max(16, shared.configuration.outboundLimit / 256)
+        self.stallMillis = max(1, shared.configuration.peer.pongTimeoutMillis)
+        self.coalescesSlowReaders = shared.configuration.slowPolicy == .coalesce
         self.readBudget = shared.configuration.readBudget
         self.handshakeTokens = max(1, shared.configuration.admission.handshakesPerIteration)
         context.attach(self)
@@ -106,7 +122,7 @@ final class LoopGateway {
         }
         let peerAddress = try? Socket.peerAddress(fd)
         let address = peerAddress?.host ?? "unknown"
-        if let refusal = shared.admission.admit(address: address, nowNanos: context.now) {
+        if let refusal = shared.admission.admit(address: address) {
             counters.refused.add(1, ordering: .relaxed)
             counters.recordDisconnect(refusal.code)
             refuse(fd, refusal.code, reason: refusal.reason, retryAfterMillis: refusal.retryAfterMillis, factory: factory)
@@ -325,9 +341,12 @@ final class LoopGateway {
         guard !sweep.isEmpty else { return }
         let end = min(sweep.count, sweepIndex + (sweep.count + tickSlices - 1) / tickSlices)
         let now = wallMillis
+        let monotonicNow = nowMillis
         let queueSizes = shared.counters.outboundQueueBytes
         for connection in sweep[sweepIndex..<end] where !connection.isClosed {
             queueSizes.observe(UInt64(connection.queuedBytes))
+            connection.checkStalled(nowMillis: monotonicNow)
+            guard !connection.isClosed else { continue }
             let actions = connection.peer.tick(nowMillis: now)
             if !actions.isEmpty { connection.perform(actions) }
             if !connection.flushScheduled { connection.outbound.releaseStorageIfEmpty() }

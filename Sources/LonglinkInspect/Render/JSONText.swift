@@ -1,4 +1,5 @@
 import Glibc
+import LonglinkCore
 public import LonglinkJSON
 
 /// JSON and time text helpers for the inspector's output (values are `LonglinkJSON.JSONValue`).
@@ -14,14 +15,7 @@ public enum JSONText {
     public static func object(_ members: [(String, JSONValue)]) -> String { JSONValue.object(members).serialized }
 
     /// ISO 8601 UTC with milliseconds: `2024-11-29T17:06:40.000Z`.
-    public static func isoTime(millis: UInt64) -> String {
-        var seconds = time_t(clamping: millis / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T"
-            + "\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2))"
-            + ".\(pad(Int(millis % 1000), 3))Z"
-    }
+    public static func isoTime(millis: UInt64) -> String { TimestampText.iso8601(millis: millis) }
 
     /// ISO 8601 UTC with milliseconds, from microseconds since the epoch (capture timestamps).
     public static func isoTime(micros: UInt64) -> String { isoTime(millis: micros / 1000) }

@@ -6,14 +6,14 @@ public import LonglinkCore
 ///       "iss": "longlink", "aud": "apps",
 ///       "routes": ["order://taxi/8812", "order://food/*"], "role": "subscriber" }
 ///
-/// `routes` lists the route patterns the holder may subscribe to (`RoutePattern` syntax); `role` is
-/// `subscriber` (default), `publisher` or `admin`.
+/// `routes` lists the route patterns the holder may subscribe to and, as a publisher, publish to (`RoutePattern`
+/// syntax); `role` is `subscriber` (default), `publisher` or `admin` (everything, whatever `routes` says).
 public struct JWTClaims: Sendable, Hashable {
     /// `sub`: the user or service id.
     public var subject: String
     /// `role`.
     public var role: Principal.Role
-    /// `routes`: the patterns the holder may subscribe to.
+    /// `routes`: the patterns the holder may subscribe to (and publish to, with the publisher role).
     public var routes: [RoutePattern]
     /// `exp`: seconds since the Unix epoch after which the token is refused.
     public var expiresAt: UInt64

@@ -1,7 +1,8 @@
 /// What a `TLSContext` is made from: the server's certificate and key (and, optionally, the CA that client
 /// certificates must chain to), or a client's trust (system store, a CA file, or none at all for tests).
 ///
-/// TLS 1.2 is the minimum on both sides; OpenSSL negotiates 1.3 whenever the peer offers it.
+/// TLS 1.2 is the minimum on both sides; OpenSSL negotiates 1.3 whenever the peer offers it. With TLS 1.2 only
+/// the forward-secret AEAD suites of `tls12CipherList` are offered and accepted.
 public struct TLSConfiguration: Sendable, Hashable {
     /// Which side of the handshake the context is for.
     public enum Role: Sendable, Hashable {
@@ -28,6 +29,14 @@ public struct TLSConfiguration: Sendable, Hashable {
         /// TLS 1.3 only.
         case tls13
     }
+
+    /// The TLS 1.2 cipher suites, in OpenSSL's syntax: ECDHE key exchange (forward secrecy) with an AEAD cipher
+    /// (AES-GCM or ChaCha20-Poly1305), for ECDSA and RSA certificates. TLS 1.3 suites are all of that kind.
+    public static let tls12CipherList = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
+        "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
+        "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
 
     /// Server or client.
     public var role: Role
@@ -79,12 +88,14 @@ public struct TLSConfiguration: Sendable, Hashable {
 }
 
 /// A TLS context could not be built (unreadable file, key not matching the certificate, ...).
-public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What failed, with OpenSSL's reason.
     public let reason: String
 
     /// Creates an error.
     public init(_ reason: String) { self.reason = reason }
 
-    public var description: String { "TLSError: \(reason)" }
+    public var description: String { "TLS: \(reason)" }
+
+    public var debugDescription: String { "TLSError: \(reason)" }
 }

@@ -48,6 +48,11 @@ final class SSLContextHandle: @unchecked Sendable {
         guard CLonglinkOpenSSL_CTX_set_proto_versions(context, minimum, 0) == 1 else {
             throw TLSError("cannot set protocol versions: \(OpenSSLErrors.last())")
         }
+        // TLS 1.2 suites (1.3's are all forward-secret AEAD already): only ECDHE key exchange with AES-GCM or
+        // ChaCha20-Poly1305, so static-RSA key exchange (AES128-SHA) and CBC suites are refused in the handshake.
+        guard SSL_CTX_set_cipher_list(context, TLSConfiguration.tls12CipherList) == 1 else {
+            throw TLSError("cannot set the TLS 1.2 cipher list: \(OpenSSLErrors.last())")
+        }
         CLonglinkOpenSSL_CTX_set_nonblocking_modes(context)
         if let certificate = configuration.certificateFile {
             guard let key = configuration.privateKeyFile else { throw TLSError("certificate \(certificate) given without a key") }

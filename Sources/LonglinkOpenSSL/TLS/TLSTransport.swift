@@ -212,8 +212,9 @@ public final class TLSTransport: Transport {
     /// A typed error for a failed OpenSSL call, with the certificate check's reason when that is what failed.
     private func failure(_ operation: String, code: CInt) -> TransportError {
         let savedErrno = Glibc.errno
-        var reason = OpenSSLErrors.last()
         let verify = SSL_get_verify_result(ssl)
+        let cause = TLSFailureClassifier.cause(verifyResult: verify, errorReason: TLSFailureClassifier.queuedErrorReason())
+        var reason = OpenSSLErrors.last()
         if verify != X509_V_OK, let text = X509_verify_cert_error_string(Int(verify)) {
             reason += " (certificate: \(String(cString: text)))"
         }
@@ -223,7 +224,11 @@ public final class TLSTransport: Transport {
             }
             reason = "connection closed during TLS \(operation)"
         }
-        return TransportError(kind: .protocolFailure, reason: "TLS \(operation) failed: \(reason)")
+        return TransportError(
+            kind: .protocolFailure,
+            reason: "TLS \(operation) failed: \(reason)",
+            tlsCause: code == SSL_ERROR_SYSCALL ? nil : cause
+        )
     }
 }
 

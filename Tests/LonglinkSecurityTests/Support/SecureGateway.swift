@@ -18,8 +18,8 @@ let testSecret = Array("longlink-security-tests-secret-0123456789".utf8)
 /// A real gateway in this process, secured as `serve` would run it: JWT tokens, a plain listener and TLS
 /// listeners (good certificate; expired; wrong host; self-signed; client certificates required).
 final class SecureGateway {
-    /// Listener indexes.
-    enum Listener: Int { case plain = 0, tls, expired, wrongHost, selfSigned, clientCertificate }
+    /// Listener indexes (`rsa`: the good certificate for an RSA key).
+    enum Listener: Int { case plain = 0, tls, expired, wrongHost, selfSigned, clientCertificate, rsa }
 
     let running: RunningGateway
     /// The good server context (tests reload it).
@@ -67,6 +67,7 @@ final class SecureGateway {
                 try tls(c.wrongHostCertificate),
                 try tls(c.selfSignedCertificate, key: c.selfSignedKey),
                 try tls(c.serverCertificate, clientCA: c.caFile),
+                try tls(c.rsaServerCertificate, key: c.rsaServerKey),
             ],
             admission: admission
         )
