@@ -231,15 +231,13 @@ final class Connection: SelectorHandler {
         enqueue(transport.messageFramer?.message(carrying: bytes) ?? bytes, reply: true)
     }
 
-    /// Queues the disconnect frame, past the limit if need be (after dropping what no write has started on).
+    /// Queues the disconnect frame, past the limit if need be (after dropping what no write has started on). A
+    /// message transport closes in its own protocol too, right after it (WebSocket: a close frame with the number).
     private func queueDisconnect(_ disconnect: Disconnect) {
         guard !isClosed, !closeAfterFlush, let frame = owner.encode(.disconnect(disconnect)) else { return }
         var bytes = frame
-        // A message transport carries the frame in one of its messages and closes in its own protocol too
-        // (WebSocket: a close frame with the number and the reason).
         if let framer = transport.messageFramer {
-            bytes = framer.message(carrying: frame)
-            bytes += framer.closeMessage(code: disconnect.code.rawValue, reason: disconnect.reason)
+            bytes = framer.message(carrying: frame) + framer.closeMessage(code: disconnect.code.rawValue, reason: disconnect.reason)
         }
         if outbound.queuedBytes + bytes.count > owner.outboundLimit { outbound.removeUnstarted() }
         outbound.appendReply(bytes)
@@ -304,7 +302,8 @@ final class Connection: SelectorHandler {
         let held = coalesced.sorted { $0.key < $1.key }
         coalesced.removeAll()
         for (index, (route, record)) in held.enumerated() {
-            guard let bytes = owner.encode(.push(Push(route: route, record: record, skippedBefore: true))) else { continue }
+            guard let frame = owner.encode(.push(Push(route: route, record: record, skippedBefore: true))) else { continue }
+            let bytes = transport.messageFramer?.message(carrying: frame) ?? frame
             if !outbound.isEmpty && outbound.queuedBytes + bytes.count > owner.outboundHighWater {
                 for (route, record) in held[index...] { coalesced[route] = record }
                 return
