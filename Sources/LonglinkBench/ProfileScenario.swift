@@ -23,6 +23,8 @@ enum ProfileScenario {
         var medianLatencyMillis: Double
         var instructions: UInt64
         var file: String
+        /// The server's niceness while it ran.
+        var niceness: Int32?
     }
 
     static func run(
@@ -41,12 +43,15 @@ enum ProfileScenario {
             throw BenchError("cannot create the profile directory \(directory): \(error.localizedDescription)")
         }
         let servers = try CallgrindServers(binary: binary, directory: directory)
+        let ownNiceness = CallgrindServers.niceness() ?? 0
+        CallgrindServers.raiseOwnPriority()
         let loops = try BenchLoops(threads: parameters.threads)
         defer { loops.shutdown() }
         let subscribers = parameters.subscribers
         control.progress("bench profile: callgrind files in \(directory)")
 
         var countsUsed: [String] = []
+        var priorities: Set<Int32> = []
         for kind in parameters.profileWorkloads {
             let workload = ProfileWorkload(kind)
             let counts = (parameters.profileCounts ?? workload.defaultCounts).sorted()
@@ -65,6 +70,7 @@ enum ProfileScenario {
                 var run = BenchRun(system: system, label: "profile \(workload.title(subscribers: subscribers))")
                 run.figures = figures(measurements, workload: workload, subscribers: subscribers)
                 run.files = measurements.map(\.file)
+                priorities.formUnion(measurements.compactMap(\.niceness))
                 if let value = run.figure("instructions_per_delivery") { perDelivery[system] = value }
                 report.runs.append(run)
                 for measurement in measurements where measurement.lost > 0 || measurement.duplicates > 0 {
@@ -98,8 +104,15 @@ enum ProfileScenario {
                 )
             }
         }
+        if let highest = priorities.max(), highest >= ownNiceness {
+            report.notes.append(
+                "the servers ran at niceness \(highest), no higher priority than bench's own \(ownNiceness) (not permitted): "
+                    + "on a busy machine a server under callgrind may fall behind"
+            )
+        }
         report.notes.append(
-            "callgrind files in \(directory) (read with callgrind_annotate FILE); publishes: "
+            "servers under `nice -n \(CallgrindServers.priorityBoost) valgrind --tool=callgrind` (the gateway: `serve --store memory "
+                + "--loops 1`); callgrind files in \(directory) (read with callgrind_annotate FILE); publishes: "
                 + countsUsed.joined(separator: ", ")
                 + "; per delivery = (instructions of the larger run − the smaller) / (deliveries of the larger − the smaller)"
         )
@@ -122,6 +135,7 @@ enum ProfileScenario {
         let server = system == "longlink" ? try servers.startGateway(outputFile: file) : try servers.startRedis(outputFile: file)
         var stopped = false
         defer { if !stopped { server.child?.stop(grace: .seconds(10)) } }
+        let niceness = server.pid.flatMap { CallgrindServers.niceness(of: $0) }
         let fanout = workload.fanout(subscribers: subscribers, messages: messages)
         // The publishing phase takes messages / rate; the bounds leave room for a server that callgrind slows down.
         let publishing = Double(messages) / workload.rate
@@ -154,7 +168,8 @@ enum ProfileScenario {
             publishesPerSecond: run.figure("publishes_per_second") ?? 0,
             medianLatencyMillis: Double(run.latency?.p50 ?? 0) / 1e6,
             instructions: counts.instructions ?? 0,
-            file: file
+            file: file,
+            niceness: niceness
         )
     }
 
