@@ -124,7 +124,7 @@ let package = Package(
         ),
         .target(
             name: "LonglinkClient",
-            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkProtobuf"],
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkOpenSSL"],
             path: "Sources/LonglinkClient",
             swiftSettings: swiftSettings
         ),

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <openssl/bio.h>
+#include <openssl/pem.h>
 
 int CLonglinkOpenSSL_CTX_set_proto_versions(SSL_CTX *ctx, int min_version, int max_version) {
     if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1) return 0;
@@ -82,4 +83,32 @@ int CLonglinkOpenSSL_set_fd_nosigpipe(SSL *ssl, int fd) {
     BIO_set_fd(bio, fd, BIO_NOCLOSE);
     SSL_set_bio(ssl, bio, bio);
     return 1;
+}
+
+int CLonglinkOpenSSL_peer_spki_sha256(SSL *ssl, unsigned char *out) {
+    X509 *certificate = SSL_get1_peer_certificate(ssl);
+    if (certificate == NULL) return 0;
+    unsigned char *der = NULL;
+    int length = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(certificate), &der);
+    X509_free(certificate);
+    if (length <= 0) return 0;
+    unsigned int digest_length = 0;
+    int ok = EVP_Digest(der, (size_t)length, out, &digest_length, EVP_sha256(), NULL);
+    OPENSSL_free(der);
+    return ok == 1 && digest_length == 32;
+}
+
+int CLonglinkOpenSSL_CTX_add_trusted_pem(SSL_CTX *ctx, const void *bytes, size_t length) {
+    BIO *bio = BIO_new_mem_buf(bytes, (int)length);
+    if (bio == NULL) return 0;
+    X509_STORE *store = SSL_CTX_get_cert_store(ctx);
+    int added = 0;
+    X509 *certificate;
+    while ((certificate = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+        if (X509_STORE_add_cert(store, certificate) == 1) added++;
+        X509_free(certificate);
+    }
+    ERR_clear_error(); // the loop ends on a "no start line" error
+    BIO_free(bio);
+    return added;
 }

@@ -7,8 +7,11 @@ public struct ClientConfiguration: Sendable {
     public var host: String
     /// Gateway port.
     public var port: Int
-    /// Connection token (JWT); empty for a development server.
+    /// Connection token (JWT); empty for a development server. With a `tokenProvider`, only its first guess.
     public var token: String
+    /// Where fresh tokens come from: asked before every connection attempt, when the server warns that the token
+    /// expires soon, and once after a refused token (see `TokenProvider`). Nil: `token` (and `updateToken`) only.
+    public var tokenProvider: TokenProvider?
     /// Client software name reported to the server.
     public var clientName: String
     /// Client software version reported to the server.
@@ -25,15 +28,18 @@ public struct ClientConfiguration: Sendable {
     public var sendsAcks: Bool
     /// Whether to reconnect after the connection is lost.
     public var reconnects: Bool
-    /// How the socket is wrapped: plain TCP by default, or a `TLSTransportFactory` (LonglinkOpenSSL) for TLS.
+    /// TLS settings (trust, client certificate, public-key pins); nil connects in plain TCP through `transport`.
+    public var tls: ClientTLS?
+    /// How the socket is wrapped when `tls` is nil: plain TCP by default (or a custom transport).
     public var transport: any TransportFactory
-    /// The name the server's certificate must match (and SNI); nil uses `host`.
+    /// The name the server's certificate must match (and SNI) with `tls`; nil uses `host`.
     public var serverName: String?
 
     public init(
         host: String = "127.0.0.1",
         port: Int = 7070,
         token: String = "",
+        tokenProvider: TokenProvider? = nil,
         clientName: String = "longlink-swift",
         clientVersion: String = "0.1.0",
         applicationState: ApplicationState = .foreground,
@@ -42,14 +48,17 @@ public struct ClientConfiguration: Sendable {
         maxFrameSize: Int = 1 << 20,
         sendsAcks: Bool = true,
         reconnects: Bool = true,
+        tls: ClientTLS? = nil,
         transport: any TransportFactory = PlainTransportFactory(),
         serverName: String? = nil
     ) {
+        self.tls = tls
         self.transport = transport
         self.serverName = serverName
         self.host = host
         self.port = port
         self.token = token
+        self.tokenProvider = tokenProvider
         self.clientName = clientName
         self.clientVersion = clientVersion
         self.applicationState = applicationState

@@ -85,9 +85,13 @@ public enum AuthenticationFailure: Hashable, Sendable, CustomStringConvertible {
     case invalidToken(String)
     /// The token has expired (at connect, or during the session without a `refresh`).
     case tokenExpired
+    /// The app's token provider failed (its error, in its own words) or gave back the token the server had just
+    /// refused; the client stopped instead of reconnecting with a token that cannot work.
+    case tokenUnavailable(String)
 
     public var description: String {
         switch self {
+        case .tokenUnavailable(let reason): "no usable token: \(reason)"
         case .invalidToken(let reason): reason.hasPrefix("invalid token") ? reason : "invalid token: \(reason)"
         case .tokenExpired: "token expired; connect with a fresh token"
         }

@@ -1,5 +1,5 @@
 public import LonglinkCore
-public import LonglinkLoop
+import LonglinkLoop
 import Synchronization
 
 /// The library apps link: one persistent connection to a Longlink gateway, kept alive across network changes.
@@ -18,8 +18,11 @@ public final class LonglinkClient: Sendable {
     private let group: EventLoopGroup
     var loop: EventLoop { group.loops[0] }
 
-    /// Creates a client and starts connecting.
-    public init(configuration: ClientConfiguration, logger: Logger = .disabled) throws(IOError) {
+    /// Creates a client and starts connecting. Throws `ClientTLSError` when the TLS settings cannot be used (an
+    /// unreadable CA file, for instance), `IOError` when the client's thread cannot start.
+    public init(configuration: ClientConfiguration, logger: Logger = .disabled) throws {
+        var configuration = configuration
+        if let tls = configuration.tls { configuration.transport = try tls.makeTransportFactory() }
         let shared = ClientShared(configuration: configuration, logger: logger)
         self.shared = shared
         self.group = try EventLoopGroup(numberOfThreads: 1) { context in

@@ -41,3 +41,12 @@ int CLonglinkOpenSSL_hmac_sha256(const void *key, size_t key_length, const void 
 // ERR_get_error + ERR_error_string_n for the most recent error on this thread's queue, then clears the queue
 // (OpenSSL's error queue is per thread; a stale entry would be blamed on the next call). Writes "" if empty.
 void CLonglinkOpenSSL_last_error(char *buffer, size_t length);
+
+// SHA-256 of the peer certificate's SubjectPublicKeyInfo (DER), the value mobile apps pin (HPKP's pin-sha256).
+// Needs i2d_X509_PUBKEY's out-pointer dance and EVP digest plumbing, kept here. `out` must hold 32 bytes.
+// Returns 1 on success, 0 when there is no peer certificate or hashing failed.
+int CLonglinkOpenSSL_peer_spki_sha256(SSL *ssl, unsigned char *out);
+
+// Adds every certificate in PEM `bytes` to the context's trust store (a CA given as bytes, not a file: apps
+// bundle it). PEM_read_bio_X509 loops over a memory BIO. Returns the number of certificates added (0: none/bad).
+int CLonglinkOpenSSL_CTX_add_trusted_pem(SSL_CTX *ctx, const void *bytes, size_t length);

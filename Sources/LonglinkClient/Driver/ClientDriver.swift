@@ -32,6 +32,14 @@ final class ClientDriver: SelectorHandler {
     /// The token the current connection's `connect` carried: a token refusal stops the client unless the app has
     /// given another one since.
     private var connectToken = ""
+    /// Why the token provider is asked before the next connection attempt.
+    private var nextTokenRequest: TokenRequest = .connecting
+    /// The token the server refused since the last `connected` (the provider gets one chance to replace it).
+    private var refusedToken: String?
+    /// Whether a token provider call is under way (one at a time).
+    private var fetchingToken = false
+    /// A connection attempt came due while the provider was answering a token-expiring warning.
+    private var connectWhenTokenArrives = false
     private(set) var closed = false
     /// Why the client stopped (nil while running, or when the app closed it).
     private var stopReason: ConnectionFailure?
@@ -75,7 +83,21 @@ final class ClientDriver: SelectorHandler {
     func connect() {
         guard !closed, transport == nil else { return }
         reconnectTimer = nil
+        if fetchingToken {
+            connectWhenTokenArrives = true
+            return
+        }
         shared.setState(.connecting(attempt: attempt))
+        if configuration.tokenProvider != nil {
+            fetchToken(nextTokenRequest)
+        } else {
+            openConnection()
+        }
+    }
+
+    /// Resolves the host, opens the socket and starts the transport's handshake with the session's token.
+    private func openConnection() {
+        guard !closed, transport == nil else { return }
         attemptStartedMillis = nowMillis
         let configuration = self.configuration
         let (host, port) = (configuration.host, configuration.port)
@@ -189,6 +211,9 @@ final class ClientDriver: SelectorHandler {
                     if interceptHistory(frame) || interceptPresence(frame) { continue }
                     handle(session.receive(frame))
                 }
+                // A frame ended the connection (a disconnect): the local `transport` is closed now; reading it again
+                // would report the same loss a second time.
+                if self.transport == nil { return }
             }
         }
         sendAcks()
@@ -212,6 +237,8 @@ final class ClientDriver: SelectorHandler {
             case .connected(let info):
                 isConnected = true
                 attempt = 0
+                refusedToken = nil
+                nextTokenRequest = .connecting
                 serverSilenceLimitMillis = UInt64(info.pingIntervalMillis) + UInt64(info.pongTimeoutMillis) + 5_000
                 shared.setState(.connected(info))
                 resendPendingPublishes()
@@ -233,6 +260,7 @@ final class ClientDriver: SelectorHandler {
                 shared.deliverReceipt(receipt)
             case .tokenExpiring(let warning):
                 shared.reportTokenExpiring(warning)
+                if configuration.tokenProvider != nil && !fetchingToken { fetchToken(.expiring(warning)) }
             }
         }
     }
@@ -330,6 +358,53 @@ final class ClientDriver: SelectorHandler {
         }
     }
 
+    // MARK: Tokens
+
+    /// Asks the app's token provider on a task of its own; the answer comes back through the loop's inbox.
+    private func fetchToken(_ request: TokenRequest) {
+        guard let provider = configuration.tokenProvider else { return }
+        fetchingToken = true
+        let loop = context.eventLoop
+        Task {
+            let answer: Result<String, TokenProviderFailure>
+            do {
+                answer = .success(try await provider(request))
+            } catch {
+                answer = .failure(TokenProviderFailure(reason: "\(error)"))
+            }
+            _ = loop.execute { context in context.attachment(ClientDriver.self)?.tokenArrived(answer, for: request) }
+        }
+    }
+
+    /// The provider answered: connect with the token (or send it as `refresh`), or stop when it failed or gave
+    /// back the token the server just refused.
+    private func tokenArrived(_ answer: Result<String, TokenProviderFailure>, for request: TokenRequest) {
+        fetchingToken = false
+        guard !closed else { return }
+        let token: String
+        switch answer {
+        case .failure(let failure):
+            shared.logger.warning("token provider failed (\(request)): \(failure.reason)")
+            return shutdown(.authentication(.tokenUnavailable("the token provider failed: \(failure.reason)")))
+        case .success(let fresh):
+            token = fresh
+        }
+        if case .rejected(let refusal) = request, token == refusedToken {
+            return shutdown(.authentication(.tokenUnavailable("the token provider returned the refused token again (\(refusal))")))
+        }
+        switch request {
+        case .connecting, .rejected:
+            session.token = token
+            openConnection()
+        case .expiring:
+            setToken(token)
+            if connectWhenTokenArrives {
+                connectWhenTokenArrives = false
+                connect()
+            }
+        }
+    }
+
     func setToken(_ token: String) {
         session.token = token
         if isConnected { send(.refresh(RefreshRequest(token: token))) }
@@ -408,8 +483,16 @@ final class ClientDriver: SelectorHandler {
     /// with it fails the same way; the gateway counted 69 `token_expired` disconnects in 20 s from a client that
     /// retried), or any other terminal failure.
     private func stopsForGood(_ failure: ConnectionFailure) -> Bool {
-        if case .authentication = failure { return session.token == connectToken }
-        return failure.isTerminal
+        guard case .authentication(let refusal) = failure else {
+            nextTokenRequest = .connecting
+            return failure.isTerminal
+        }
+        guard configuration.tokenProvider != nil else { return session.token == connectToken }
+        // With a provider: ask it once for another token; a second refusal in a row stops the client.
+        if refusedToken != nil { return true }
+        refusedToken = connectToken
+        nextTokenRequest = .rejected(refusal)
+        return false
     }
 
     /// What calls made after the stop fail with.
@@ -477,3 +560,8 @@ final class ClientDriver: SelectorHandler {
 
 @available(*, unavailable)
 extension ClientDriver: Sendable {}
+
+/// The token provider threw; its error as text (the error itself may not be Sendable-safe to keep).
+struct TokenProviderFailure: Error {
+    var reason: String
+}

@@ -30,10 +30,14 @@ enum ClientOptions {
             connectTimeout: timeout,
             publishTimeout: timeout,
             reconnects: reconnects,
-            transport: try ClientTLSOptions.transport(options, io: io),
+            tls: try ClientTLSOptions.settings(options, io: io),
             serverName: options.string("server-name").flatMap { $0.isEmpty ? nil : $0 }
         )
-        return try LonglinkClient(configuration: configuration)
+        do {
+            return try LonglinkClient(configuration: configuration)
+        } catch let error as ClientTLSError {
+            throw CommandFailure("\(error)", exitCode: ClientExitCode.usage)
+        }
     }
 
     /// Waits for the connection; the first failed attempt fails the command at once with its own message and exit

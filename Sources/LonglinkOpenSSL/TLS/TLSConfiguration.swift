@@ -18,6 +18,8 @@ public struct TLSConfiguration: Sendable, Hashable {
         case system
         /// Only certificates chaining to the CAs in this PEM file.
         case caFile(String)
+        /// Only certificates chaining to the CAs in these PEM bytes (a CA bundled with an app).
+        case caPEM([UInt8])
         /// No verification at all (tests and local experiments; the CLI warns when it is used).
         case insecureNoVerification
     }
@@ -50,6 +52,9 @@ public struct TLSConfiguration: Sendable, Hashable {
     public var trust: Trust
     /// The lowest protocol version accepted.
     public var minimumVersion: MinimumVersion
+    /// Client only: SHA-256 digests (32 bytes each) of the server public keys (DER SubjectPublicKeyInfo) to accept,
+    /// checked after the certificate verified; empty accepts any key. A mismatch fails with `pinMismatch`.
+    public var pinnedPublicKeySHA256: [[UInt8]] = []
 
     /// A server configuration: certificate chain and key files, and optionally the CA file that client
     /// certificates must chain to (then a client without a valid certificate is refused in the handshake).
@@ -74,6 +79,7 @@ public struct TLSConfiguration: Sendable, Hashable {
         trust: Trust = .system,
         certificateFile: String? = nil,
         privateKeyFile: String? = nil,
+        pinnedPublicKeySHA256: [[UInt8]] = [],
         minimumVersion: MinimumVersion = .tls12
     ) -> TLSConfiguration {
         TLSConfiguration(
@@ -82,7 +88,8 @@ public struct TLSConfiguration: Sendable, Hashable {
             privateKeyFile: privateKeyFile,
             clientCAFile: nil,
             trust: trust,
-            minimumVersion: minimumVersion
+            minimumVersion: minimumVersion,
+            pinnedPublicKeySHA256: pinnedPublicKeySHA256
         )
     }
 }

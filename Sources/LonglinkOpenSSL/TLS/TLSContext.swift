@@ -39,11 +39,17 @@ public final class TLSContext: Sendable {
 /// and only calls `SSL_new` on it from the loop threads. Its reference count is OpenSSL's, and thread-safe.
 final class SSLContextHandle: @unchecked Sendable {
     let context: OpaquePointer
+    /// Accepted server key digests (client contexts with pinning); empty: no pinning.
+    let pins: [[UInt8]]
 
     init(_ configuration: TLSConfiguration) throws(TLSError) {
         let method = configuration.role == .server ? TLS_server_method() : TLS_client_method()
         guard let context = SSL_CTX_new(method) else { throw TLSError("SSL_CTX_new: \(OpenSSLErrors.last())") }
         self.context = context
+        self.pins = configuration.pinnedPublicKeySHA256
+        for pin in pins where pin.count != 32 {
+            throw TLSError("a public-key pin must be a SHA-256 digest (32 bytes), not \(pin.count) bytes")
+        }
         let minimum = configuration.minimumVersion == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION
         guard CLonglinkOpenSSL_CTX_set_proto_versions(context, minimum, 0) == 1 else {
             throw TLSError("cannot set protocol versions: \(OpenSSLErrors.last())")
@@ -90,6 +96,11 @@ final class SSLContextHandle: @unchecked Sendable {
             case .caFile(let ca):
                 guard SSL_CTX_load_verify_locations(context, ca, nil) == 1 else {
                     throw TLSError("cannot load CA file \(ca): \(OpenSSLErrors.last())")
+                }
+                SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            case .caPEM(let bytes):
+                guard CLonglinkOpenSSL_CTX_add_trusted_pem(context, bytes, bytes.count) > 0 else {
+                    throw TLSError("the CA bytes hold no PEM certificate")
                 }
                 SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
             case .insecureNoVerification:

@@ -17,6 +17,8 @@ public final class TLSTransport: Transport {
     /// The socket (owned: closed by `close()`).
     public let fd: CInt
     private let ssl: OpaquePointer
+    /// Accepted server key digests (empty: no pinning).
+    private let pins: [[UInt8]]
     private var state: State
     /// Readiness the handshake waits for.
     private var handshakeWants: SelectorEvent = []
@@ -33,6 +35,7 @@ public final class TLSTransport: Transport {
             throw TransportError(kind: .protocolFailure, reason: "SSL_new: \(OpenSSLErrors.last())")
         }
         self.ssl = ssl
+        self.pins = context.pins
         self.fd = fd
         self.readSize = readSize
         switch role {
@@ -98,6 +101,7 @@ public final class TLSTransport: Transport {
             ERR_clear_error()
             let result = SSL_do_handshake(ssl)
             if result == 1 {
+                try checkPin()
                 state = .open
                 handshakeWants = []
                 return .processed(())
@@ -207,6 +211,26 @@ public final class TLSTransport: Transport {
         state = .closed
         SSL_free(ssl)
         Socket.close(fd)
+    }
+
+    /// After a verified handshake: the server's public key must be one of the pins (when there are pins).
+    private func checkPin() throws(TransportError) {
+        guard !pins.isEmpty else { return }
+        var digest = [UInt8](repeating: 0, count: 32)
+        let hashed = CLonglinkOpenSSL_peer_spki_sha256(ssl, &digest) == 1
+        guard hashed, pins.contains(digest) else {
+            _ = OpenSSLErrors.last()
+            throw TransportError(
+                kind: .protocolFailure,
+                reason: hashed ? "TLS handshake failed: server public key SHA-256 \(Self.hex(digest)) is not pinned" : "TLS handshake failed: no server certificate to check against the pins",
+                tlsCause: .pinMismatch
+            )
+        }
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
     }
 
     /// A typed error for a failed OpenSSL call, with the certificate check's reason when that is what failed.
