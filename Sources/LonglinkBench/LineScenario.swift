@@ -182,6 +182,12 @@ final class LineRunner: BenchConnectionDelegate {
         }
     }
 
+    /// An accepted publish (read in place by the connection; a refusal arrives as a decoded `publishResult`).
+    func connection(_ connection: BenchConnection, didReceivePublishResult result: PublishResultView) {
+        inFlight -= 1
+        state.accepted.add(1, ordering: .relaxed)
+    }
+
     func connection(_ connection: BenchConnection, didReceivePush push: PushView) {
         let now = MonotonicClock.nanoseconds()
         if let (sentAt, _) = BenchPayload.read(push.payload) { histogram.record(now &- sentAt) }
