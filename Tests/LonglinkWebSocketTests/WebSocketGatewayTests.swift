@@ -65,7 +65,8 @@ func taxiChanges(_ id: String, count: Int, payload: [UInt8]) -> [OrderChange] {
 struct WebSocketGatewayTests {
     @Test("a stalled WebSocket reader is cut as slow while a healthy one receives everything")
     func stalledReaderIsCut() async throws {
-        let gateway = try WebSocketGateway(outboundLimit: 64 * 1024, slowPolicy: .disconnect, socketSendBuffer: 32 * 1024)
+        // The healthy reader has room for 32 pushes: a test thread slowed by parallel suites must not be cut too.
+        let gateway = try WebSocketGateway(outboundLimit: 256 * 1024, slowPolicy: .disconnect, socketSendBuffer: 32 * 1024)
         let stalled = try gateway.subscriber("order://taxi/slow1", receiveBuffer: 4096)
         let healthy = try gateway.subscriber("order://taxi/slow1")
         var received = 0
@@ -73,6 +74,8 @@ struct WebSocketGatewayTests {
             _ = try await gateway.running.writer.apply(change)
             if case .push? = try healthy.nextFrame() { received += 1 }
         }
+        // A reader slowed by parallel suites may lag a push or two behind the publisher: read up to the last one.
+        while received < 80, case .push? = try healthy.nextFrame(seconds: 10) { received += 1 }
         #expect(received == 80)
         let deadline = ContinuousClock.now + .seconds(10)
         while gateway.running.gateway.counters.snapshot.slowDisconnects == 0 && ContinuousClock.now < deadline {
@@ -89,6 +92,11 @@ struct WebSocketGatewayTests {
         let stalled = try gateway.subscriber("order://taxi/slow2", receiveBuffer: 4096)
         for change in taxiChanges("slow2", count: 60, payload: [UInt8](repeating: 0x33, count: 8 * 1024)) {
             _ = try await gateway.running.writer.apply(change)
+        }
+        // Records reach the loops after the Store made them durable: wait for the first one held back.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while gateway.running.gateway.counters.snapshot.coalescedRecords == 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
         }
         #expect(gateway.running.gateway.counters.snapshot.coalescedRecords > 0)
         var offsets: [UInt64] = []
