@@ -45,10 +45,9 @@ export const SCHEMA = {
       ERROR_CODE_UNSPECIFIED: 0, ERROR_CODE_INTERNAL: 100, ERROR_CODE_UNAVAILABLE: 101, ERROR_CODE_TIMEOUT: 102,
       ERROR_CODE_BAD_REQUEST: 400, ERROR_CODE_UNAUTHORIZED: 401, ERROR_CODE_TOKEN_EXPIRED: 402,
       ERROR_CODE_PERMISSION_DENIED: 403, ERROR_CODE_UNKNOWN_ORDER: 404, ERROR_CODE_UNKNOWN_LINE: 405,
-      ERROR_CODE_UNKNOWN_ROUTE_KIND: 406, ERROR_CODE_MALFORMED_ROUTE: 407, ERROR_CODE_UNKNOWN_STATE: 408,
-      ERROR_CODE_ILLEGAL_TRANSITION: 409, ERROR_CODE_ALREADY_SUBSCRIBED: 410, ERROR_CODE_NOT_SUBSCRIBED: 411,
-      ERROR_CODE_TOO_MANY_SUBSCRIPTIONS: 412, ERROR_CODE_STALE_CHANGE: 413, ERROR_CODE_IDEMPOTENCY_CONFLICT: 414,
-      ERROR_CODE_INVALID_FIELD: 422, ERROR_CODE_RATE_LIMITED: 429,
+      ERROR_CODE_UNKNOWN_ROUTE_KIND: 406, ERROR_CODE_MALFORMED_ROUTE: 407, ERROR_CODE_UNKNOWN_STATE: 408, ERROR_CODE_ILLEGAL_TRANSITION: 409,
+      ERROR_CODE_ALREADY_SUBSCRIBED: 410, ERROR_CODE_NOT_SUBSCRIBED: 411, ERROR_CODE_TOO_MANY_SUBSCRIPTIONS: 412,
+      ERROR_CODE_STALE_CHANGE: 413, ERROR_CODE_IDEMPOTENCY_CONFLICT: 414, ERROR_CODE_INVALID_FIELD: 422, ERROR_CODE_RATE_LIMITED: 429,
     },
     DisconnectCode: {
       DISCONNECT_CODE_UNSPECIFIED: 0, DISCONNECT_CODE_SHUTDOWN: 3000, DISCONNECT_CODE_HEARTBEAT_TIMEOUT: 3001,
@@ -63,14 +62,15 @@ export const SCHEMA = {
     ClientFrame: {
       ack: [12, "Ack", "oneof"], publish: [13, "Publish", "oneof"], ping: [14, "Ping", "oneof"],
       pong: [15, "Pong", "oneof"], subscribe: [16, "Subscribe", "oneof"], unsubscribe: [17, "Unsubscribe", "oneof"],
-      connect: [18, "Connect", "oneof"], refresh: [19, "Refresh", "oneof"],
+      connect: [18, "Connect", "oneof"], refresh: [19, "Refresh", "oneof"], presence: [20, "PresenceRequest", "oneof"],
     },
     ServerFrame: {
       push: [1, "Push", "oneof"], ping: [2, "Ping", "oneof"], pong: [3, "Pong", "oneof"],
       delivery_receipt: [4, "DeliveryReceipt", "oneof"], publish_result: [5, "PublishResult", "oneof"],
       subscribed: [6, "Subscribed", "oneof"], unsubscribed: [7, "Unsubscribed", "oneof"], error: [8, "Error", "oneof"],
       token_expiring: [9, "TokenExpiring", "oneof"], connected: [10, "Connected", "oneof"],
-      disconnect: [11, "Disconnect", "oneof"],
+      disconnect: [11, "Disconnect", "oneof"], presence_reply: [21, "PresenceReply", "oneof"],
+      presence_event: [22, "PresenceEvent", "oneof"],
     },
     Position: { epoch: [1, "uint32"], offset: [2, "uint64"] },
     OrderFields: {
@@ -88,7 +88,7 @@ export const SCHEMA = {
       position: [4, "Position"], created_at_ms: [5, "uint64"], updated_at_ms: [6, "uint64"],
     },
     Connect: { protocol_version: [1, "uint32"], token: [2, "string"], client_name: [3, "string"], client_version: [4, "string"] },
-    Subscribe: { request_id: [1, "uint32"], route: [2, "string"], since: [3, "Position"] },
+    Subscribe: { request_id: [1, "uint32"], route: [2, "string"], since: [3, "Position"], presence_events: [4, "bool"] },
     Unsubscribe: { request_id: [1, "uint32"], route: [2, "string"] },
     Publish: {
       request_id: [1, "uint32"], order_id: [2, "string"], line: [3, "string"], target_state: [4, "State", "oneof"],
@@ -120,6 +120,16 @@ export const SCHEMA = {
     Disconnect: { code: [1, "uint32"], reason: [2, "string"], reconnect_after_ms: [3, "uint32"] },
     DeliveryReceipt: { route: [1, "string"], position: [2, "Position"], subscriber_id: [3, "string"], acked_count: [4, "uint32"] },
     TokenExpiring: { expires_at_ms: [1, "uint64"] },
+    PresenceRequest: { request_id: [1, "uint32"], route: [2, "string"] },
+    PresenceMember: {
+      user_id: [1, "string"], client_name: [2, "string"], connection_id: [3, "string"], since_ms: [4, "uint64"],
+      node_id: [5, "string"],
+    },
+    PresenceReply: {
+      request_id: [1, "uint32"], route: [2, "string"], count: [3, "uint32"], users: [4, "uint32"],
+      counts_only: [5, "bool"], members: [6, "PresenceMember", "repeated"],
+    },
+    PresenceEvent: { route: [1, "string"], joined: [2, "bool"], member: [3, "PresenceMember"] },
   },
 };
 
