@@ -8,7 +8,7 @@ RUN_PACKAGES := binutils libc6-dev libgcc-12-dev libstdc++-12-dev pkg-config \
 # for running, whose default store is SQLite), tcpdump (capture tests), prometheus (promtool), chromium (admin page
 # in a headless browser), systemd (systemd-analyze checks deploy/longlink.service), python3-websockets and nodejs
 # (WebSocket and JavaScript client tests).
-TEST_PACKAGES := protobuf-c-compiler redis-server tcpdump prometheus chromium systemd python3-websockets nodejs
+TEST_PACKAGES := protobuf-c-compiler redis-server tcpdump prometheus chromium systemd python3-websockets nodejs valgrind
 # Services of those packages that must not start at boot (the tests start their own servers); `make` disables
 # them and stops their package daemons. `make NO_BOOT_SERVICES= ...` leaves a system Redis or Prometheus alone.
 NO_BOOT_SERVICES ?= redis-server prometheus
