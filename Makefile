@@ -69,10 +69,15 @@ run: release
 	@echo "make run: mint a token with: .build/release/longlink token --secret-file $(DATA_DIR)/dev-secret --sub dev --routes 'order://*' --role admin --ttl 1h"
 	.build/release/longlink serve --store sqlite:$(DATA_DIR)/longlink.sqlite --secret-file $(DATA_DIR)/dev-secret --api-listen 127.0.0.1:9180 --ws-listen 127.0.0.1:7071
 
+# How many tests run at once. Unbounded, swift-testing starts every test together: on two cores the end-to-end
+# tests (real gateways, Redis clusters, a browser) then each get a sliver of CPU and real-time behaviour (heartbeats,
+# token lifetimes, handshake deadlines) stops being what the tests check. Six keeps both cores busy.
+TEST_PARALLELISM ?= 6
+
 ## test: install, check generated code, build and run the whole suite.
 test: test-deps proto-check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
-	swift test --skip-build $(SWIFT_BUILD_FLAGS)
+	swift test --skip-build $(SWIFT_BUILD_FLAGS) --experimental-maximum-parallelization-width $(TEST_PARALLELISM)
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
 
 ## fuzz-build: the libFuzzer targets (own build directory, so the normal build cache stays intact).

@@ -182,6 +182,14 @@ public final class LonglinkClient: Sendable {
         shared.onSubscriptionRefused(handler)
     }
 
+    /// Called when the server answered a subscribe on the current connection (after every connect and reconnect):
+    /// pushes for the route flow from then on. `recovered` is true when the client resumed from its last position
+    /// with nothing missed; false for a first subscribe, a live-only line-wide one (`order://taxi/*`), or a gap too
+    /// long to replay (the route's observers then got a `resync` snapshot).
+    public func onSubscribed(_ handler: @escaping @Sendable (_ route: Route, _ recovered: Bool) -> Void) {
+        shared.onSubscribed(handler)
+    }
+
     /// Called when the token is about to expire; answer with `updateToken`.
     public func onTokenExpiring(_ handler: @escaping @Sendable (TokenExpiring) -> Void) { shared.onTokenExpiring(handler) }
 

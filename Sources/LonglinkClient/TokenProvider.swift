@@ -3,8 +3,9 @@ public import LonglinkCore
 /// Gives the client a connection token when it needs one (`ClientConfiguration.tokenProvider`): before every
 /// connection attempt, when the server warns that the token expires soon (the new one is sent as `refresh`, the
 /// session stays up), and once after the server refused the token. Throwing, or returning the token the server
-/// just refused, stops the client (`ConnectionState.stopped`) with the reason. Runs on a task of its own, never on
-/// the client's event-loop thread, so it may fetch from the app's backend.
+/// just refused, stops the client (`ConnectionState.stopped`) with the reason. Runs on a task of its own, on a thread
+/// of the client's own (not the client's event-loop thread, and not waiting for a free thread of the shared
+/// cooperative pool), so it may fetch from the app's backend.
 public typealias TokenProvider = @Sendable (TokenRequest) async throws -> String
 
 /// Why the client asks the token provider for a token.

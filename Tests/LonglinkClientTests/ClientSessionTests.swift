@@ -83,6 +83,7 @@ struct ClientSessionTests {
             .subscribed(Subscribed(requestID: request.requestID, route: route, snapshot: snapshot(2), position: snapshot(2).position, recovered: false))
         )
         #expect(notified(subscribed).map(\.kind) == [.snapshot])
+        #expect(subscribed.last == .subscriptionActive(route, recovered: false), "a first subscribe is not a recovery")
         #expect(notified(session.receive(.push(Push(route: route, record: record(2))))).isEmpty)
         let third = notified(session.receive(.push(Push(route: route, record: record(3)))))
         #expect(third.count == 1)
@@ -112,6 +113,7 @@ struct ClientSessionTests {
         )
         #expect(notified(recovered).map(\.record.position.offset) == [4, 5])
         #expect(notified(recovered).allSatisfy { $0.kind == .change })
+        #expect(recovered.last == .subscriptionActive(route, recovered: true))
         #expect(session.position(of: route)?.offset == 5)
     }
 
@@ -127,6 +129,7 @@ struct ClientSessionTests {
             .subscribed(Subscribed(requestID: id, route: route, snapshot: snapshot(1, epoch: 9), position: snapshot(1, epoch: 9).position, recovered: false))
         )
         #expect(notified(events).map(\.kind) == [.resync])
+        #expect(events.last == .subscriptionActive(route, recovered: false), "a resync is not a recovery")
         #expect(session.position(of: route) == StreamPosition(epoch: 9, offset: 1))
     }
 

@@ -12,12 +12,7 @@ struct LineWideCommandTests {
         return io.capturedOut.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    // Disabled in the whole suite: the live-only subscription is not confirmed before the publishes start (the CLI
-    // gives no signal for it), so a slow child misses the first change. Passes alone; open in issue 16's notes.
-    @Test(
-        "a dispatch console follows every order of the line; a token for one order cannot",
-        .disabled(if: ProcessInfo.processInfo.environment["LONGLINK_TIMING_TESTS"] != "1", "races the subscription inside the parallel suite")
-    )
+    @Test("a dispatch console follows every order of the line; a token for one order cannot")
     func console() async throws {
         let directory = try TemporaryDirectory()
         let secretFile = "\(directory.path)/secret"
@@ -30,20 +25,24 @@ struct LineWideCommandTests {
         let rider = try await token(secretFile, sub: "rider-1", role: "subscriber", routes: "order://taxi/61")
         let publisher = try await token(secretFile, sub: "backend", role: "publisher", routes: "order://*")
 
-        async let followed = run(["subscribe", "order://taxi/*", "--server", address, "--count", "4", "--json", "--duration", "20s", "--token", console])
+        let followIO = CommandIO.capturing()
+        async let followed = LonglinkCLI.main(
+            arguments: ["subscribe", "order://taxi/*", "--server", address, "--count", "4", "--json", "--duration", "60s", "--token", console],
+            environment: [:], io: followIO
+        )
         let (denied, deniedIO) = await run(["subscribe", "order://taxi/*", "--server", address, "--count", "1", "--duration", "1s", "--token", rider])
         #expect(denied != 0)
         #expect(deniedIO.capturedErr.contains("permission_denied(403)"), "\(deniedIO.capturedErr)")
-        // A line-wide subscription is live-only: give the console's subscribe time to be active before publishing
-        // (a loaded machine starts the child slowly).
-        try await Task.sleep(for: .seconds(3))
+        // A line-wide subscription is live-only: publish once the console says its subscription is active.
+        let active = await eventually(timeout: .seconds(60)) { followIO.capturedErr.contains("subscribed to order://taxi/* (live only)") }
+        try #require(active, "the console's subscription never became active: \(followIO.capturedErr)")
         for (order, line, state) in [("61", "taxi", "created"), ("62", "taxi", "created"), ("71", "express", "created"), ("61", "taxi", "dispatching"), ("62", "taxi", "dispatching")] {
             let (code, io) = await run(["publish", "--order", order, "--line", line, "--state", state, "--server", address, "--token", publisher])
             #expect(code == 0, "\(io.capturedErr)")
         }
-        let (code, io) = await followed
-        #expect(code == 0, "\(io.capturedErr)")
-        let lines = io.capturedOut.split(separator: "\n").map(String.init)
+        let code = await followed
+        #expect(code == 0, "\(followIO.capturedErr)")
+        let lines = followIO.capturedOut.split(separator: "\n").map(String.init)
         #expect(lines.count == 4, "\(lines)")
         #expect(lines.filter { $0.contains("order://taxi/61") }.count == 2, "\(lines)")
         #expect(lines.filter { $0.contains("order://taxi/62") }.count == 2, "\(lines)")
@@ -52,4 +51,14 @@ struct LineWideCommandTests {
         let dispatching = lines.firstIndex { $0.contains("taxi/61") && $0.contains("\"to\":\"dispatching\"") }
         #expect(created != nil && dispatching != nil && created! < dispatching!, "\(lines)")
     }
+}
+
+/// Polls `condition` every 20 ms (sleeping, never blocking a thread) until it holds or `timeout` passes.
+private func eventually(timeout: Duration, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
 }

@@ -8,15 +8,9 @@ import Testing
 
 /// The client library's token provider against a real gateway with JWT tokens: asked on connect, on
 /// `token_expiring` (answered with `refresh`), once after a refused token; a failing provider stops the client.
-// Disabled in the whole suite (passes alone: `swift test --filter TokenProviderTests`): the provider is an async
-// closure run on the cooperative pool, which has two threads on this machine and which the parallel suites' blocking
-// reads occupy, so the first connection waits past the tests' deadlines. Open defect in issue 15: call the provider
-// without depending on a free cooperative thread, then enable this suite again.
 @Suite(
     "client library: token provider (real gateway, real JWTs)",
-    .serialized,
-    .disabled(if: ProcessInfo.processInfo.environment["LONGLINK_TOKEN_PROVIDER_TESTS"] != "1",
-              "starved inside the parallel suite; run with LONGLINK_TOKEN_PROVIDER_TESTS=1 (issue 15)")
+    .serialized
 )
 struct TokenProviderTests {
     /// What the provider was asked, in order.
@@ -24,6 +18,11 @@ struct TokenProviderTests {
         private let list = Mutex<[TokenRequest]>([])
         func add(_ request: TokenRequest) { list.withLock { $0.append(request) } }
         var all: [TokenRequest] { list.withLock { $0 } }
+    }
+
+    /// Set once the threads held by a test may go.
+    final class Released: Sendable {
+        let flag = Atomic<Bool>(false)
     }
 
     /// An app's backend that cannot issue tokens.
@@ -77,6 +76,31 @@ struct TokenProviderTests {
         #expect(states.all.filter(\.isConnected).count == 1, "one session throughout: \(states.all)")
         #expect(client.state.isConnected)
         #expect(gateway.counters.disconnects[.tokenExpired] == nil)
+    }
+
+    @Test("the provider runs on the client's own thread: a cooperative pool held by blocking work does not stop the connect")
+    func providerDoesNotNeedTheCooperativePool() throws {
+        let gateway = try SecureGateway()
+        defer { gateway.stop() }
+        let token = gateway.token(ttlSeconds: 3600)
+        // Hold every thread of the cooperative pool (this test's own thread waits below without suspending), as an
+        // app's blocking work can: a provider run as a plain task would not run until they are released.
+        let released = Released()
+        let blockers = ProcessInfo.processInfo.activeProcessorCount * 2
+        for _ in 0..<blockers {
+            Task.detached { while !released.flag.load(ordering: .acquiring) { usleep(1_000) } }
+        }
+        defer { released.flag.store(true, ordering: .releasing) }
+        let asked = Requests()
+        let client = try client(gateway) { request in
+            asked.add(request)
+            return token
+        }
+        defer { client.close() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !client.state.isConnected && ContinuousClock.now < deadline { usleep(2_000) }
+        #expect(client.state.isConnected, "state: \(client.state)")
+        #expect(asked.all == [.connecting])
     }
 
     @Test("after token_expired the provider is asked once and the client connects with the new token")

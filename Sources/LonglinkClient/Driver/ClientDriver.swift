@@ -253,6 +253,8 @@ final class ClientDriver: SelectorHandler {
             case .subscriptionRefused(let route, let error):
                 shared.reportError(error)
                 shared.reportSubscriptionRefused(route, error)
+            case .subscriptionActive(let route, let recovered):
+                shared.reportSubscribed(route, recovered: recovered)
             case .disconnect(let disconnect):
                 connectionLost(ConnectionFailure(disconnect))
                 return
@@ -360,12 +362,13 @@ final class ClientDriver: SelectorHandler {
 
     // MARK: Tokens
 
-    /// Asks the app's token provider on a task of its own; the answer comes back through the loop's inbox.
+    /// Asks the app's token provider on a task of its own, on the client's token thread (`TokenExecutor`); the
+    /// answer comes back through the loop's inbox.
     private func fetchToken(_ request: TokenRequest) {
         guard let provider = configuration.tokenProvider else { return }
         fetchingToken = true
         let loop = context.eventLoop
-        Task {
+        Task(executorPreference: shared.tokenExecutor) {
             let answer: Result<String, TokenProviderFailure>
             do {
                 answer = .success(try await provider(request))

@@ -9,6 +9,9 @@ final class ClientShared: Sendable {
     let codec: any FrameCodec = ProtobufFrameCodec()
     let observers: ObserverRegistry
     let logger: Logger
+    /// Where the token provider runs (nil without a provider, or when its thread could not start: then the
+    /// provider runs as a plain task).
+    let tokenExecutor: TokenExecutor?
     /// The last value received for each feature toggle (`config://` route).
     let toggleValues = ToggleCache()
     private let state = Mutex<ConnectionState>(.idle)
@@ -23,6 +26,7 @@ final class ClientShared: Sendable {
         self.configuration = Mutex(configuration)
         self.observers = ObserverRegistry(logger: logger)
         self.logger = logger
+        self.tokenExecutor = configuration.tokenProvider == nil ? nil : try? TokenExecutor()
     }
 
     var currentState: ConnectionState { state.withLock { $0 } }
@@ -74,6 +78,10 @@ final class ClientShared: Sendable {
     }
     func reportSubscriptionRefused(_ route: Route, _ error: ErrorFrame) { refusalHandler.withLock { $0 }?(route, error) }
 
+    private let subscribedHandler = Mutex<(@Sendable (Route, Bool) -> Void)?>(nil)
+    func onSubscribed(_ handler: @escaping @Sendable (Route, Bool) -> Void) { subscribedHandler.withLock { $0 = handler } }
+    func reportSubscribed(_ route: Route, recovered: Bool) { subscribedHandler.withLock { $0 }?(route, recovered) }
+
     private let presenceHandler = Mutex<(@Sendable (PresenceEvent) -> Void)?>(nil)
     func onPresenceEvent(_ handler: @escaping @Sendable (PresenceEvent) -> Void) { presenceHandler.withLock { $0 = handler } }
     func reportPresenceEvent(_ event: PresenceEvent) { presenceHandler.withLock { $0 }?(event) }
@@ -82,6 +90,7 @@ final class ClientShared: Sendable {
     func reportTokenExpiring(_ warning: TokenExpiring) { tokenHandler.withLock { $0 }?(warning) }
 
     func finish() {
+        tokenExecutor?.shutdown()
         for continuation in stateListeners.withLock({ Array($0.values) }) { continuation.finish() }
         for continuation in receiptListeners.withLock({ Array($0.values) }) { continuation.finish() }
     }

@@ -19,6 +19,9 @@ public struct ClientSession {
         /// The server refused the subscribe to `route` (permission denied, unknown line, ...); the route is no
         /// longer wanted (it is not retried on reconnect).
         case subscriptionRefused(Route, ErrorFrame)
+        /// The server answered the subscribe to `route` on this connection: pushes flow from here on. `recovered`
+        /// is the server's word on the gap since the last position (false for a first or a live-only subscribe).
+        case subscriptionActive(Route, recovered: Bool)
         /// The server is closing the connection.
         case disconnect(Disconnect)
         /// A subscriber acked a record this client published with receipts.
@@ -176,6 +179,7 @@ public struct ClientSession {
         state.position = subscribed.position
         state.active = true
         routes[subscribed.route] = state
+        events.append(.subscriptionActive(subscribed.route, recovered: resumed && subscribed.recovered))
         return events
     }
 

@@ -37,6 +37,12 @@ public enum SubscribeCommand {
         client.onSubscriptionRefused { route, error in
             failed.yield(CommandFailure("cannot subscribe to \(route): \(error)", exitCode: ClientExitCode.refused))
         }
+        // Say on stderr when each subscription is active (after every connect), so a console or a script knows
+        // from when on changes reach it: a line-wide subscription is live-only.
+        client.onSubscribed { route, recovered in
+            let how = route.isLineWide ? " (live only)" : recovered ? " (resumed, nothing missed)" : ""
+            context.io.err("longlink subscribe: subscribed to \(route)\(how)")
+        }
         client.onError { error in
             if error.requestID == 0 { context.io.err("server error: \(error)") }
         }
