@@ -114,13 +114,10 @@ extension RedisOrderStore {
                 try ChangeValidation.checkReplay(change, of: record)
                 return AppliedChange(record: record, snapshot: stored.snapshot, deduplicated: true)
             case "STALE" where parts.count == 2:
-                let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(parts[1]), line: key.line, order: key.id, epoch: epoch)
-                current = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
-                remember(current, for: key)
+                current = staleOrder(parts[1], key: key)
                 fresh = true
             case "EPOCH":
-                try adoptEpoch(try command([Array("GET".utf8), keys.epoch]).string)
-                current = try load(key)
+                current = try orderAfterEpochChange(key)
                 fresh = true
             default:
                 throw .storage("Redis at \(address): unexpected apply reply \(reply)", retryable: false)
@@ -191,13 +188,10 @@ extension RedisOrderStore {
                             + "\(record.position.offset) is held by the record at offset \(stored?.position.offset ?? 0)"
                     )
                 case "STALE" where parts.count == 2:
-                    let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(parts[1]), line: key.line, order: key.id, epoch: epoch)
-                    current = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
-                    remember(current, for: key)
+                    current = staleOrder(parts[1], key: key)
                     fresh = true
                 case "EPOCH":
-                    try adoptEpoch(try command([Array("GET".utf8), keys.epoch]).string)
-                    current = try load(key)
+                    current = try orderAfterEpochChange(key)
                     fresh = true
                 default:
                     throw .storage("Redis at \(address): unexpected apply reply \(reply)", retryable: false)
@@ -205,6 +199,20 @@ extension RedisOrderStore {
             }
         }
         throw .storage("\(record.route) changed \(Self.maxAttempts) times while its record was stored; retry", retryable: true)
+    }
+
+    /// The order as the script found it when it refused a stale write token (`STALE` with the stored snapshot), cached.
+    private func staleOrder(_ reply: RedisReply, key: OrderKey) -> CachedOrder {
+        let stored = RedisRecordCodec.snapshot(RedisRecordCodec.pairs(reply), line: key.line, order: key.id, epoch: epoch)
+        let order = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
+        remember(order, for: key)
+        return order
+    }
+
+    /// The order read again after the script said the epoch changed (`EPOCH`: Redis lost its data), with the new epoch.
+    private func orderAfterEpochChange(_ key: OrderKey) throws(StoreError) -> CachedOrder {
+        try adoptEpoch(try command([Array("GET".utf8), keys.epoch]).string)
+        return try load(key)
     }
 
     /// The first record of a replayed idempotency key with the current snapshot, or nil; `idempotencyConflict` when
