@@ -115,12 +115,10 @@ extension RedisOrderStore {
                 try ChangeValidation.checkReplay(change, of: record)
                 return AppliedChange(record: record, snapshot: stored.snapshot, deduplicated: true)
             case .stale(let stored):
-                current = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
-                remember(current, for: key)
+                current = staleOrder(stored, key: key)
                 fresh = true
             case .epochChanged:
-                try refreshEpoch(slot: slot(key))
-                current = try load(key)
+                current = try orderAfterEpochChange(key)
                 fresh = true
             case .failed(let error):
                 cache[key] = nil
@@ -188,12 +186,10 @@ extension RedisOrderStore {
                             + "\(record.position.offset) is held by the record at offset \(stored.position.offset)"
                     )
                 case .stale(let stored):
-                    current = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
-                    remember(current, for: key)
+                    current = staleOrder(stored, key: key)
                     fresh = true
                 case .epochChanged:
-                    try refreshEpoch(slot: slot(key))
-                    current = try load(key)
+                    current = try orderAfterEpochChange(key)
                     fresh = true
                 case .failed(let error):
                     cache[key] = nil
@@ -202,6 +198,19 @@ extension RedisOrderStore {
             }
         }
         throw .storage("\(record.route) changed \(Self.maxAttempts) times while its record was stored; retry", retryable: true)
+    }
+
+    /// The order as the script found it when it refused a stale write token (`STALE`), cached.
+    private func staleOrder(_ stored: (snapshot: OrderSnapshot, token: String)?, key: OrderKey) -> CachedOrder {
+        let order = CachedOrder(snapshot: stored?.snapshot, token: stored?.token ?? "")
+        remember(order, for: key)
+        return order
+    }
+
+    /// The order read again after the script said the slot's epoch changed (Redis lost its data), with the new epoch.
+    private func orderAfterEpochChange(_ key: OrderKey) throws(StoreError) -> CachedOrder {
+        try refreshEpoch(slot: slot(key))
+        return try load(key)
     }
 
     /// The first record of a replayed idempotency key with the current snapshot, or nil (from the replay script,
