@@ -156,6 +156,12 @@ let package = Package(
             path: "Fuzz/PeerStateMachine",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "longlink-fuzz-websocket",
+            dependencies: ["LonglinkWebSocket", "FuzzSupport"],
+            path: "Fuzz/WebSocket",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Tests: one target per module, shared contract suites in LonglinkTestSupport.
         .target(
