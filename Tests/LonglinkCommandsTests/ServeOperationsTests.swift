@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import LonglinkCore
 import LonglinkTestSupport
-import Synchronization
 import Testing
 
 @testable import LonglinkCommands
