@@ -28,43 +28,34 @@ final class TemporaryDirectory {
 }
 
 /// `longlink serve` as a child process on free ports (client and operations listeners both on port 0, so a gateway
-/// serving on the defaults meanwhile does not matter), its stderr collected.
+/// serving on the defaults meanwhile does not matter), its stderr in a file.
 final class ServerProcess {
-    let process = Process()
-    let stderr = Pipe()
+    let output = OutputCollector()
+    let process: ChildProcess
     private(set) var port = 0
-    private var collected = Data()
 
     init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: try #require(longlinkExecutable(), "longlink is not built"))
+        let binary = try #require(longlinkExecutable(), "longlink is not built")
         let operations = arguments.contains("--metrics-listen") ? [] : ["--metrics-listen", "127.0.0.1:0"]
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + operations + arguments
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(binary, ["serve", "--listen", "127.0.0.1:0"] + operations + arguments, standardError: output.path)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline && port == 0 && process.isRunning {
-            collected.append(stderr.fileHandleForReading.availableData)
-            let text = String(decoding: collected, as: UTF8.self)
+            let text = output.text
             if let range = text.range(of: #"serving on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 port = Int(text[range].split(separator: ":").last!)!
+            } else {
+                usleep(10_000)
             }
         }
     }
 
+    /// What it wrote to stderr so far.
+    var log: String { output.text }
+
     /// SIGTERM, then the exit status (nil if it did not exit in time; then it is killed).
     func terminate(timeout: TimeInterval = 20) -> Int32? {
-        process.terminate()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            return nil
-        }
-        return process.terminationStatus
+        process.terminate(timeout: .milliseconds(Int(timeout * 1000)))?.shellStatus
     }
-
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 }
 
 func run(_ arguments: [String]) async -> (Int32, CommandIO) {
