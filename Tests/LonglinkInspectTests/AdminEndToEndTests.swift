@@ -119,7 +119,7 @@ struct AdminEndToEndTests {
         let done = Mutex2(false)
         let tap = Task {
             let result = await runCLI(["inspect", "tap", "--server", "127.0.0.1:\(gateway.adminPort)", "--route", "order://taxi/*",
-                                       "--count", "2", "--duration", "30s"], environment: ["LONGLINK_TOKEN": "dev"])
+                                       "--count", "2", "--duration", "120s"], environment: ["LONGLINK_TOKEN": "dev"])
             done.update { $0 = true }
             return result
         }
