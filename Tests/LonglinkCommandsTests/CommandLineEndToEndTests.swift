@@ -58,6 +58,16 @@ final class ServerProcess {
     }
 }
 
+/// Polls `condition` every 20 ms (sleeping, never blocking a thread) until it holds or `timeout` passes.
+func waitFor(timeout: Duration, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}
+
 func run(_ arguments: [String]) async -> (Int32, CommandIO) {
     let io = CommandIO.capturing()
     let code = await LonglinkCLI.main(arguments: arguments, environment: [:], io: io)
@@ -88,8 +98,15 @@ struct CommandLineEndToEndTests {
         let publisher = try await token(secretFile, sub: "backend", role: "publisher")
         let rider = try await token(secretFile, sub: "rider-1", role: "subscriber", routes: "order://taxi/42")
 
-        async let subscribed = run(["subscribe", "order://taxi/42", "--server", address, "--count", "3", "--json", "--token", rider])
-        try await Task.sleep(for: .milliseconds(300))
+        // The rider follows the order from before it exists: the three changes below are pushed to it, once its
+        // subscribe was answered (it says so on stderr).
+        let subscribeIO = CommandIO.capturing()
+        async let subscribeCode = LonglinkCLI.main(
+            arguments: ["subscribe", "order://taxi/42", "--server", address, "--count", "3", "--json", "--duration", "120s", "--token", rider],
+            environment: [:], io: subscribeIO
+        )
+        let active = await waitFor(timeout: .seconds(60)) { subscribeIO.capturedErr.contains("subscribed to order://taxi/42") }
+        try #require(active, "the rider's subscription never became active: \(subscribeIO.capturedErr)")
         let (denied, deniedIO) = await run([
             "subscribe", "order://taxi/43", "--server", address, "--count", "1", "--duration", "1s", "--token", rider,
         ])
@@ -114,8 +131,7 @@ struct CommandLineEndToEndTests {
         let (missingState, _) = await run(["publish", "--order", "42", "--server", address, "--token", publisher])
         #expect(missingState == 2)
 
-        let (subscribeCode, subscribeIO) = await subscribed
-        #expect(subscribeCode == 0)
+        #expect(await subscribeCode == 0, "\(subscribeIO.capturedErr)")
         let lines = subscribeIO.capturedOut.split(separator: "\n")
         #expect(lines.count == 3)
         #expect(lines.last?.contains("\"to\":\"driver_assigned\"") == true)
