@@ -159,6 +159,32 @@ struct SelectorContractTests {
         }
     }
 
+    @Test("a socket closed in both directions reports hang-up (reset), also with no interest, and no error", arguments: SelectorBackend.allCases)
+    func hangUpWithoutError(backend: SelectorBackend) throws {
+        let (client, server) = try loopbackPair()
+        defer { Socket.close(server) }
+        let group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
+        defer { group.shutdownGracefully() }
+        let events = Shared<[SelectorEvent]>([])
+        let registered = Shared(false)
+        group.loops[0].execute { context in
+            let slot = Slot()
+            slot.id = try! context.register(fd: server, interest: .none) { event in
+                events.update { $0.append(event) }
+                context.deregister(slot.id!)
+            }
+            registered.update { $0 = true }
+        }
+        #expect(waitUntil { registered.value })
+        // Our side stops sending, the peer closes in order (FIN, no RST): both directions are shut, nothing failed.
+        try Socket.shutdownWrite(server)
+        Socket.close(client)
+        #expect(waitUntil { !events.value.isEmpty })
+        let event = try #require(events.value.first)
+        #expect(event.contains(.reset), "\(backend): \(event)")
+        #expect(!event.contains(.error), "\(backend): \(event)")
+    }
+
     @Test("another thread wakes the sleeping loop, every time, with one wake-up per job", arguments: SelectorBackend.allCases)
     func wakeUpFromAnotherThread(backend: SelectorBackend) throws {
         let group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
