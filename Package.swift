@@ -212,7 +212,7 @@ let package = Package(
             name: "LonglinkGatewayTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
-                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON",
+                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop",
             ],
             swiftSettings: swiftSettings
         ),

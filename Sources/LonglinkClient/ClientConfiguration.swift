@@ -34,6 +34,9 @@ public struct ClientConfiguration: Sendable {
     public var transport: any TransportFactory
     /// The name the server's certificate must match (and SNI) with `tls`; nil uses `host`.
     public var serverName: String?
+    /// What the client's event-loop threads sleep in: `.epoll` by default on Linux, `.poll` (POSIX only: what an
+    /// iOS or Android build uses) everywhere else or when asked.
+    public var selectorBackend: SelectorBackend
 
     public init(
         host: String = "127.0.0.1",
@@ -50,8 +53,10 @@ public struct ClientConfiguration: Sendable {
         reconnects: Bool = true,
         tls: ClientTLS? = nil,
         transport: any TransportFactory = PlainTransportFactory(),
-        serverName: String? = nil
+        serverName: String? = nil,
+        selectorBackend: SelectorBackend = .platformDefault
     ) {
+        self.selectorBackend = selectorBackend
         self.tls = tls
         self.transport = transport
         self.serverName = serverName
