@@ -23,6 +23,10 @@ import LonglinkCore
 ///
 /// Route channels follow the same rule on a cluster: `P:r:{LINE/ID}` is in the order's slot, so the apply script
 /// can `SPUBLISH` it and every node `SSUBSCRIBE`s it on the shard that owns it.
+/// A line has one shard channel, `P:l:{LINE}` (one slot per line): the committing node `SPUBLISH`es each record
+/// there too, after the commit, for the nodes with line-wide subscribers. Presence keys carry the route's tag:
+/// `P:p:{LINE/ID}` (the hash of members per node, each field with its own deadline), `P:pw:{LINE/ID}` (someone
+/// watches join/leave events) and the event channel `P:pe:{LINE/ID}`, all in one slot.
 struct RedisKeys {
     let prefix: String
     /// Whether keys carry hash tags and per-slot indexes (Redis Cluster).
@@ -80,6 +84,16 @@ struct RedisKeys {
 
     /// The shard channel of a route on a cluster: `PREFIX:r:{LINE/ID}` for an order, in the order's slot.
     static func clusterChannel(for route: Route, prefix: String) -> String { "\(prefix):r:{\(tag(route))}" }
+
+    /// The shard channel of a line-wide route on a cluster: `PREFIX:l:{LINE}` for `order://LINE/*`
+    /// (`PREFIX:l:{config://APP}` for another kind), one slot per line.
+    static func lineChannel(for lineRoute: Route, prefix: String) -> String {
+        "\(prefix):l:{\(tag(lineRoute).dropLast(2))}"
+    }
+
+    /// The hash tag of presence keys and event channels on a cluster: the route's own tag, so a route's hash, its
+    /// watch key and its event channel share one slot.
+    static func presenceKey(_ kind: String, _ route: Route, prefix: String) -> String { "\(prefix):\(kind):{\(tag(route))}" }
 
     /// An order's hash tag text: `LINE/ID`.
     static func tag(_ line: BusinessLine, _ id: OrderID) -> String { "\(line.name)/\(id.rawValue)" }

@@ -226,6 +226,7 @@ public final class RunningGateway: Sendable {
             storePublishes ? nil : BrokerPublisher(broker: broker, logger: logger, counters: counters)
         var committed: (@Sendable ([OrderChangeRecord]) -> Void)?
         if let brokerPublisher { committed = { records in brokerPublisher.publish(records) } }
+        if storePublishes, let lines = BrokerFactory.lineChannelFeed(broker) { committed = lines }
         let writer: StoreWriter
         do {
             writer = try StoreWriter(

@@ -40,8 +40,8 @@ public struct ServePresenceConfiguration: Sendable, Hashable {
         self.ttl = ttl
     }
 
-    /// `LocalPresence`, or `RedisPresence` on the broker's Redis when nodes share one (on a Redis Cluster, each
-    /// node's own `LocalPresence`).
+    /// `LocalPresence`, or presence in the broker's Redis when nodes share one (`RedisPresence`; on a Redis
+    /// Cluster `RedisClusterPresence`, whose keys are tagged by route).
     func make(broker: BrokerChoice, redis: RedisSettings, nodeID: String, logger: Logger) throws -> any PresenceStore {
         switch broker {
         case .local:
@@ -57,10 +57,17 @@ public struct ServePresenceConfiguration: Sendable, Hashable {
             } catch {
                 throw CommandFailure("\(error)")
             }
-        case .redisCluster:
-            // Presence keys (a route's hash, every node's live key) span hash slots: not shared on a cluster yet.
-            logger.warning("presence is not shared between nodes on a Redis Cluster: each node reports its own subscribers")
-            return LocalPresence(countsOnlyAbove: countsOnlyAbove)
+        case .redisCluster(let address):
+            do {
+                return try RedisClusterPresence(
+                    configuration: RedisClusterPresence.Configuration(
+                        address: address, password: redis.password, prefix: redis.prefix, nodeID: nodeID, ttl: ttl,
+                        countsOnlyAbove: countsOnlyAbove, logger: logger.labeled("presence")
+                    )
+                )
+            } catch {
+                throw CommandFailure("\(error)")
+            }
         }
     }
 }

@@ -204,6 +204,14 @@ enum BrokerFactory {
         return address.host == broker.host && address.port == broker.port
     }
 
+    /// On a Redis Cluster whose store `SPUBLISH`es each record on its route's channel: the hook that also
+    /// `SPUBLISH`es committed records on their lines' channels (`PREFIX:l:{LINE}`, for line-wide subscribers; the
+    /// apply script cannot, a line's channel being in another slot). Nil for every other broker.
+    static func lineChannelFeed(_ broker: any Broker) -> (@Sendable ([OrderChangeRecord]) -> Void)? {
+        guard let cluster = broker as? RedisClusterBroker else { return nil }
+        return { records in cluster.publishToLines(records) }
+    }
+
     /// Waits (at most `timeout`) until a Redis broker has its connections up; nothing to wait for otherwise.
     static func waitUntilConnected(_ broker: any Broker, timeout: Duration = .seconds(30)) throws {
         if let cluster = broker as? RedisClusterBroker {

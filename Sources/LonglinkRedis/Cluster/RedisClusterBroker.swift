@@ -22,6 +22,11 @@ import Synchronization
 ///   are subscribed again on the new owner, with the same `brokerMayHaveMissed`.
 /// - While one shard is down, the routes of the other shards keep flowing; `subscribe` only throws
 ///   `.unavailable` while no slot map is known at all, and `whenSubscribed` waits for the shard to answer.
+///
+/// Line-wide routes (`order://taxi/*`): sharded pub/sub has no patterns, so each line has one shard channel,
+/// `PREFIX:l:{LINE}`, in one slot. A node with line-wide subscribers `SSUBSCRIBE`s it (once per line per node,
+/// resubscribed like a route's channel); the committing node `SPUBLISH`es every record there too
+/// (`publishToLines`, after the commit, from this loop), so a line's whole traffic goes through its slot's shard.
 public final class RedisClusterBroker: Broker {
     /// How to reach the cluster and name channels.
     public struct Configuration: Sendable {
@@ -39,6 +44,9 @@ public final class RedisClusterBroker: Broker {
         public var refreshInterval: Duration
         /// Where connection problems are reported.
         public var logger: Logger
+        /// For a broker of plain channels (`RedisClusterPresence`'s join/leave events): every message, with its
+        /// channel, goes here instead of being read as a record.
+        var plainMessages: (@Sendable (_ channel: String, _ payload: [UInt8]) -> Void)?
 
         public init(
             address: RedisClusterAddress,
@@ -122,6 +130,23 @@ public final class RedisClusterBroker: Broker {
     public func publish(contentsOf records: [OrderChangeRecord]) throws(BrokerError) {
         try checkAvailable()
         group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.publish(records) }
+    }
+
+    /// Publishes committed records on their lines' shard channels (for a store that `SPUBLISH`ed them on their
+    /// routes' channels itself): the line-wide subscribers of every node get them from there.
+    public func publishToLines(_ records: [OrderChangeRecord]) {
+        guard !records.isEmpty, status.running.load(ordering: .relaxed) else { return }
+        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.publishToLines(records) }
+    }
+
+    /// Subscribes plain shard channels (reference counted), for `plainMessages`.
+    func subscribeChannels(_ names: [String]) {
+        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.subscribeChannels(names) }
+    }
+
+    /// Releases plain shard channels.
+    func unsubscribeChannels(_ names: [String]) {
+        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.unsubscribeChannels(names) }
     }
 
     public func shutdown() {

@@ -82,7 +82,7 @@ extension RedisClusterBrokerSession {
         link.open(
             ready: { [weak self, weak link] in if let self, let link { self.linkReady(link) } },
             lost: { [weak self, weak link] error in if let self, let link { self.linkLost(link, error) } },
-            message: { [weak self] payload in self?.receive(payload) },
+            message: { [weak self] channel, payload in self?.receive(channel, payload) },
             dropped: { [weak self] channel in self?.dropped(String(decoding: channel, as: UTF8.self), by: master) }
         )
         return link
@@ -179,7 +179,7 @@ final class RedisClusterNodeLink {
     func open(
         ready: @escaping () -> Void,
         lost: @escaping (RedisError?) -> Void,
-        message: @escaping (UnsafeRawBufferPointer) -> Void,
+        message: @escaping (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void,
         dropped: @escaping (UnsafeRawBufferPointer) -> Void
     ) {
         self.lost = lost
@@ -193,7 +193,7 @@ final class RedisClusterNodeLink {
         }
         subscriber = connection
         connection.onClose = { [weak self] error in self?.fail(error ?? .closed) }
-        connection.onMessage = { _, payload in message(payload) }
+        connection.onMessage = { channel, payload in message(channel, payload) }
         connection.onShardChannelDropped = dropped
         if let password { connection.send(["AUTH", password]) { [weak self] in if case .failure(let error) = $0 { self?.fail(error) } } }
         connection.send(["PING"]) { [weak self] result in

@@ -13,6 +13,8 @@ import Synchronization
 final class RedisClusterBrokerSession {
     struct Channel {
         var routes: [Route] = []
+        /// Subscriptions of plain channels (`subscribeChannels`) to it.
+        var plain = 0
         var slot: Int
         /// The master the current `SSUBSCRIBE` went to.
         var node: RedisAddress?
@@ -30,6 +32,22 @@ final class RedisClusterBrokerSession {
     var links: [RedisAddress: RedisClusterNodeLink] = [:]
     var routes: [Route: Int] = [:]
     var channels: [String: Channel] = [:]
+    /// The line-wide routes among `routes` (`order://taxi/*`), each on its line's channel `PREFIX:l:{LINE}`.
+    private var lineRoutes: [Route] = []
+    /// Each held route's channel name (built once, at subscribe).
+    private var routeChannels: [Route: String] = [:]
+    /// `PREFIX:l:`: a message on a channel starting with it is a line channel's copy of a record.
+    private let lineChannelPrefix: [UInt8]
+    /// The line channel (name and slot) of each kind and line records were published for.
+    private var lineChannelCache: [LineKey: (name: [UInt8], slot: Int)] = [:]
+
+    private var lineCopiesLost = 0
+    private var lineLossLogged: ContinuousClock.Instant?
+
+    private struct LineKey: Hashable {
+        var kind: RouteKind
+        var line: BusinessLine
+    }
     private var waiters: [(channels: Set<String>, body: @Sendable () -> Void)] = []
     var backoff: Duration
     var refreshing = false
@@ -61,6 +79,7 @@ final class RedisClusterBrokerSession {
         self.handler = handler
         self.context = context
         backoff = configuration.initialBackoff
+        lineChannelPrefix = Array("\(configuration.prefix):l:".utf8)
     }
 
     func start() {
@@ -80,11 +99,21 @@ final class RedisClusterBrokerSession {
 
     // MARK: Subscriptions
 
+    /// The shard channel of a route: the order's (`PREFIX:r:{LINE/ID}`), or the line's (`PREFIX:l:{LINE}`) for a
+    /// line-wide route.
+    func channelName(for route: Route) -> String {
+        route.isLineWide
+            ? RedisKeys.lineChannel(for: route, prefix: configuration.prefix)
+            : RedisKeys.clusterChannel(for: route, prefix: configuration.prefix)
+    }
+
     func subscribe(_ newRoutes: [Route]) {
         for route in newRoutes {
             routes[route, default: 0] += 1
             guard routes[route] == 1 else { continue }
-            let name = RedisKeys.clusterChannel(for: route, prefix: configuration.prefix)
+            let name = channelName(for: route)
+            routeChannels[route] = name
+            if route.isLineWide { lineRoutes.append(route) }
             if channels[name] == nil { channels[name] = Channel(slot: RedisClusterSlot.of(name)) }
             channels[name]!.routes.append(route)
             if channels[name]!.routes.count == 1 { place(name) }
@@ -99,23 +128,47 @@ final class RedisClusterBrokerSession {
                 continue
             }
             routes[route] = nil
-            let name = RedisKeys.clusterChannel(for: route, prefix: configuration.prefix)
+            routeChannels[route] = nil
+            if route.isLineWide { lineRoutes.removeAll { $0 == route } }
+            let name = channelName(for: route)
             guard var channel = channels[name] else { continue }
             channel.routes.removeAll { $0 == route }
-            guard channel.routes.isEmpty else {
-                channels[name] = channel
-                continue
-            }
-            channels[name] = nil
-            if channel.active { status.activeChannels.subtract(1, ordering: .relaxed) }
-            if (channel.active || channel.sent), let node = channel.node, let link = links[node], link.ready {
-                link.subscriber?.shardUnsubscribe([name])
-            }
+            channels[name] = channel
+            release(name)
+        }
+    }
+
+    /// Plain shard channels (no routes: presence events), reference counted; their messages go to the
+    /// configuration's `plainMessages`.
+    func subscribeChannels(_ names: [String]) {
+        for name in names {
+            if channels[name] == nil { channels[name] = Channel(slot: RedisClusterSlot.of(name)) }
+            channels[name]!.plain += 1
+            if channels[name]!.plain == 1 && channels[name]!.routes.isEmpty { place(name) }
+        }
+    }
+
+    func unsubscribeChannels(_ names: [String]) {
+        for name in names {
+            guard var channel = channels[name], channel.plain > 0 else { continue }
+            channel.plain -= 1
+            channels[name] = channel
+            release(name)
+        }
+    }
+
+    /// Unsubscribes a channel nothing wants any more.
+    private func release(_ name: String) {
+        guard let channel = channels[name], channel.routes.isEmpty, channel.plain == 0 else { return }
+        channels[name] = nil
+        if channel.active { status.activeChannels.subtract(1, ordering: .relaxed) }
+        if (channel.active || channel.sent), let node = channel.node, let link = links[node], link.ready {
+            link.subscriber?.shardUnsubscribe([name])
         }
     }
 
     func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void) {
-        let names = Set(routes.map { RedisKeys.clusterChannel(for: $0, prefix: configuration.prefix) })
+        let names = Set(routes.map(channelName(for:)))
         let pending = names.filter { channels[$0].map { !$0.active } ?? false }
         if pending.isEmpty { return body() }
         waiters.append((pending, body))
@@ -234,13 +287,23 @@ final class RedisClusterBrokerSession {
 
     // MARK: Records
 
-    func receive(_ payload: UnsafeRawBufferPointer) {
+    func receive(_ channel: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) {
+        if let plain = configuration.plainMessages {
+            return plain(String(decoding: channel, as: UTF8.self), Array(payload))
+        }
         guard let record = RedisRecordCodec.record(message: payload) else {
             logger.warning("Redis Cluster broker: an undecodable message of \(payload.count) bytes was dropped")
             return
         }
         let route = record.route
-        guard routes[route] != nil else { return }
+        if channel.starts(with: lineChannelPrefix) {
+            // A line channel's copy. When the order's own channel is active here too, that copy reaches the
+            // line-wide subscribers as well (the hub gives a record to both kinds): this one would be a duplicate.
+            guard lineRoutes.contains(where: { $0.lineCovers(route) }) else { return }
+            if let name = routeChannels[route], channels[name]?.active == true { return }
+        } else {
+            guard routes[route] != nil else { return }
+        }
         received.append(record)
         receivedRoutes.append(route)
     }
@@ -267,15 +330,50 @@ final class RedisClusterBrokerSession {
         }
     }
 
+    /// Publishes records on their routes' channels and their lines' channels (for stores that do not publish).
     func publish(_ records: [OrderChangeRecord]) {
         for record in records {
             let name = RedisKeys.clusterChannel(for: record.route, prefix: configuration.prefix)
-            publish(Array(name.utf8), RedisRecordCodec.message(record), slot: RedisClusterSlot.of(name), record: record, redirects: 0)
+            let message = RedisRecordCodec.message(record)
+            publish(Array(name.utf8), message, slot: RedisClusterSlot.of(name), record: record, redirects: 0)
+            publishToLine(record, message)
         }
     }
 
-    private func publish(_ channel: [UInt8], _ message: [UInt8], slot: Int, record: OrderChangeRecord, redirects: Int) {
+    /// Publishes committed records on their lines' channels only (the store `SPUBLISH`ed them on their routes').
+    func publishToLines(_ records: [OrderChangeRecord]) {
+        for record in records { publishToLine(record, RedisRecordCodec.message(record)) }
+    }
+
+    /// `SPUBLISH PREFIX:l:{LINE} record` on the line's master: one command, pipelined with the others of this loop
+    /// iteration on that master's publisher connection.
+    private func publishToLine(_ record: OrderChangeRecord, _ message: [UInt8]) {
+        let key = LineKey(kind: record.kind, line: record.line)
+        let channel: (name: [UInt8], slot: Int)
+        if let known = lineChannelCache[key] {
+            channel = known
+        } else {
+            let name = RedisKeys.lineChannel(for: .lineWide(record.kind, record.line.name), prefix: configuration.prefix)
+            channel = (Array(name.utf8), RedisClusterSlot.of(name))
+            lineChannelCache[key] = channel
+        }
+        publish(channel.name, message, slot: channel.slot, record: record, redirects: 0, toLine: true)
+    }
+
+    /// A line channel's copy was lost (its shard is failing over): live-only consoles miss it, and are disconnected
+    /// to resubscribe once their node's subscription of the line is lost too. Logged at most once a second.
+    private func lineCopyFailed(_ record: OrderChangeRecord, _ why: String) {
+        lineCopiesLost += 1
+        let now = ContinuousClock.now
+        if let last = lineLossLogged, now - last < .seconds(1) { return }
+        lineLossLogged = now
+        logger.warning("Redis Cluster broker: \(lineCopiesLost) line channel copies not published (last: \(record.route) at \(record.position): \(why))")
+        lineCopiesLost = 0
+    }
+
+    private func publish(_ channel: [UInt8], _ message: [UInt8], slot: Int, record: OrderChangeRecord, redirects: Int, toLine: Bool = false) {
         guard let master = map.master(forSlot: slot), let publisher = ensureLink(master).publisherConnection() else {
+            if toLine { return lineCopyFailed(record, "no master serves slot \(slot)") }
             logger.error("Redis Cluster broker: no master serves slot \(slot); \(record.route) at \(record.position) was not published")
             return
         }
@@ -285,9 +383,10 @@ final class RedisClusterBrokerSession {
                 redirects < 3
             {
                 self.map.assign(moved, to: owner)
-                self.publish(channel, message, slot: slot, record: record, redirects: redirects + 1)
+                self.publish(channel, message, slot: slot, record: record, redirects: redirects + 1, toLine: toLine)
                 return
             }
+            if toLine { return self.lineCopyFailed(record, "\(error)") }
             self.logger.error("Redis Cluster broker: publishing \(record.route) at \(record.position) failed: \(error)")
         }
     }
