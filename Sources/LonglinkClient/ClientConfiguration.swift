@@ -34,6 +34,9 @@ public struct ClientConfiguration: Sendable {
     public var transport: any TransportFactory
     /// The name the server's certificate must match (and SNI) with `tls`; nil uses `host`.
     public var serverName: String?
+    /// Smart heartbeat: learn the longest ping interval the network keeps alive (within the server's bounds) and
+    /// remember it per network; nil uses the server's interval.
+    public var heartbeat: HeartbeatLearning?
 
     public init(
         host: String = "127.0.0.1",
@@ -50,8 +53,10 @@ public struct ClientConfiguration: Sendable {
         reconnects: Bool = true,
         tls: ClientTLS? = nil,
         transport: any TransportFactory = PlainTransportFactory(),
-        serverName: String? = nil
+        serverName: String? = nil,
+        heartbeat: HeartbeatLearning? = nil
     ) {
+        self.heartbeat = heartbeat
         self.tls = tls
         self.transport = transport
         self.serverName = serverName

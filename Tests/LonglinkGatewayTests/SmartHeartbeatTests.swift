@@ -1,0 +1,73 @@
+import Foundation
+import LonglinkClient
+import LonglinkCore
+import LonglinkTestSupport
+import Testing
+
+/// Smart heartbeat end to end: a real gateway, the Swift client, and between them a loopback proxy that forgets a
+/// connection idle for more than 3 s without telling either side (as a NAT does).
+@Suite("Smart heartbeat")
+struct SmartHeartbeatTests {
+    /// Waits (bounded) until `condition` holds; polls every 50 ms.
+    func eventually(timeout: Duration, _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return condition()
+    }
+
+    @Test("the client learns an interval just below the NAT's idle limit and stays connected with it", .timeLimit(.minutes(2)))
+    func convergesBelowIdleLimit() async throws {
+        // Bounds 1–5 s, steps of 0.75 s: 1 s, 1.75 s and 2.5 s survive the 3 s idle limit, 3.25 s is silently dropped.
+        let gateway = try GatewayHarness(loops: 1, pingMillis: 1_000, pongMillis: 1_000, minPingMillis: 1_000, maxPingMillis: 5_000)
+        defer { gateway.stop() }
+        let proxy = try IdleDroppingProxy(upstreamPort: gateway.port, idleLimit: .seconds(3))
+        defer { proxy.stop() }
+        let store = MemoryHeartbeatStore()
+        let learning = HeartbeatLearning(networkName: "test-nat", step: .milliseconds(750), pingsPerStep: 1, store: store)
+        let client = try LonglinkClient(
+            configuration: ClientConfiguration(host: "127.0.0.1", port: proxy.port, connectTimeout: .seconds(5), heartbeat: learning)
+        )
+        defer { client.close() }
+
+        let settled = await eventually(timeout: .seconds(40)) { client.heartbeat.phase == .settled && client.state.isConnected }
+        #expect(settled, "heartbeat: \(client.heartbeat), state: \(client.state), proxy: \(proxy.accepted) accepted, \(proxy.dropped) dropped")
+        #expect(client.heartbeat.interval == .milliseconds(2_500))
+        #expect(client.heartbeat.learned == .milliseconds(2_500))
+        #expect(store.learnedHeartbeat(forNetwork: "test-nat") == LearnedHeartbeat(interval: .milliseconds(2_500), settled: true))
+        #expect(proxy.dropped == 1)
+        if case .connected(let info) = client.state { #expect(info.pingIntervalMillis == 2_500) }
+
+        // Four learned intervals later the same connection is still up: a silent drop would have shown as silence
+        // (limit 2.5 s + 2 s) and a new connection through the proxy.
+        let connections = proxy.accepted
+        try await Task.sleep(for: .seconds(10))
+        #expect(proxy.accepted == connections)
+        #expect(proxy.dropped == 1)
+        #expect(client.state.isConnected)
+        #expect(client.heartbeat.interval == .milliseconds(2_500))
+    }
+
+    @Test("a new connection starts from the interval the store holds for the network")
+    func startsFromRemembered() async throws {
+        let gateway = try GatewayHarness(loops: 1, pingMillis: 1_000, pongMillis: 1_000, minPingMillis: 1_000, maxPingMillis: 5_000)
+        defer { gateway.stop() }
+        let store = MemoryHeartbeatStore()
+        store.saveLearnedHeartbeat(LearnedHeartbeat(interval: .seconds(4), settled: true), forNetwork: "wifi:office")
+        let client = try gateway.client { configuration in
+            configuration.heartbeat = HeartbeatLearning(networkName: "wifi:office", step: .seconds(1), pingsPerStep: 1, store: store)
+        }
+        defer { client.close() }
+        try await client.waitUntilConnected(timeout: .seconds(10))
+        guard case .connected(let info) = client.state else {
+            Issue.record("not connected: \(client.state)")
+            return
+        }
+        #expect(info.pingIntervalMillis == 4_000)  // proposed in connect, accepted within the bounds
+        #expect(info.minPingIntervalMillis == 1_000 && info.maxPingIntervalMillis == 5_000)
+        #expect(client.heartbeat.phase == .settled)
+        #expect("\(client.heartbeat)" == "heartbeat 4 s (settled, learned 4 s)")
+    }
+}
