@@ -93,6 +93,21 @@ struct HeartbeatLearnerTests {
         #expect("\(fixed.status)" == "heartbeat 25 s (server's)")
     }
 
+    @Test("switching networks starts again from the new network's remembered value")
+    func switchNetwork() {
+        var learner = HeartbeatLearner(step: .seconds(1), pingsPerStep: 1)
+        _ = learner.connected(info(interval: 1_000))
+        _ = learner.pingArrived(idleMillis: 1_000)
+        learner.switchNetwork(remembered: LearnedHeartbeat(interval: .seconds(3), settled: true))
+        #expect(learner.phase == .inactive)
+        #expect(learner.proposalMillis == 3_000)
+        #expect(learner.connected(info(interval: 2_000)) == [.request(intervalMillis: 3_000)])
+        #expect(learner.phase == .settled)
+        learner.switchNetwork(remembered: nil)
+        #expect(learner.connected(info(interval: 3_000)) == [.request(intervalMillis: 1_000)])
+        #expect(learner.phase == .probing)
+    }
+
     @Test("the memory store keeps values per network name")
     func memoryStore() {
         let store = MemoryHeartbeatStore()
