@@ -23,7 +23,7 @@ SWIFT_BUILD_FLAGS ?=
 # Fuzzing: seconds per target for `make fuzz` (`make test` runs each for FUZZ_SMOKE_SECONDS).
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
-FUZZ_TARGETS := frames jwt peer
+FUZZ_TARGETS := frames jwt peer websocket
 FUZZ_BUILD := .build/fuzz
 
 # generate_proto(out): run protoc-c on $(PROTO_SRC) into a scratch directory, then lay the output out the way

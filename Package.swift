@@ -156,6 +156,12 @@ let package = Package(
             path: "Fuzz/PeerStateMachine",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "longlink-fuzz-websocket",
+            dependencies: ["LonglinkWebSocket", "FuzzSupport"],
+            path: "Fuzz/WebSocket",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Tests: one target per module, shared contract suites in LonglinkTestSupport.
         .target(
@@ -206,7 +212,7 @@ let package = Package(
             name: "LonglinkGatewayTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
-                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON",
+                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop",
             ],
             swiftSettings: swiftSettings
         ),

@@ -2,6 +2,8 @@
 // why it can see them while Swift's Glibc module cannot.
 #include "CLonglinkLinux.h"
 
+#if defined(__linux__)
+
 #include <pthread.h>
 #include <sys/syscall.h>
 
@@ -25,3 +27,5 @@ int CLonglinkLinux_gettid(void) {
 int CLonglinkLinux_tgkill(int tid, int sig) {
     return (int)syscall(SYS_tgkill, getpid(), tid, sig);
 }
+
+#endif // defined(__linux__)

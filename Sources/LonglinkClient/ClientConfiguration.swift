@@ -34,6 +34,9 @@ public struct ClientConfiguration: Sendable {
     public var transport: any TransportFactory
     /// The name the server's certificate must match (and SNI) with `tls`; nil uses `host`.
     public var serverName: String?
+    /// What the client's event-loop threads sleep in: `.epoll` by default on Linux, `.poll` (POSIX only: what an
+    /// iOS or Android build uses) everywhere else or when asked.
+    public var selectorBackend: SelectorBackend
     /// Smart heartbeat: learn the longest ping interval the network keeps alive (within the server's bounds) and
     /// remember it per network; nil uses the server's interval.
     public var heartbeat: HeartbeatLearning?
@@ -54,8 +57,10 @@ public struct ClientConfiguration: Sendable {
         tls: ClientTLS? = nil,
         transport: any TransportFactory = PlainTransportFactory(),
         serverName: String? = nil,
+        selectorBackend: SelectorBackend = .platformDefault,
         heartbeat: HeartbeatLearning? = nil
     ) {
+        self.selectorBackend = selectorBackend
         self.heartbeat = heartbeat
         self.tls = tls
         self.transport = transport

@@ -25,7 +25,7 @@ public final class LonglinkClient: Sendable {
         if let tls = configuration.tls { configuration.transport = try tls.makeTransportFactory() }
         let shared = ClientShared(configuration: configuration, logger: logger)
         self.shared = shared
-        self.group = try EventLoopGroup(numberOfThreads: 1) { context in
+        self.group = try EventLoopGroup(numberOfThreads: 1, backend: configuration.selectorBackend) { context in
             ClientDriver(context: context, shared: shared).connect()
         }
     }

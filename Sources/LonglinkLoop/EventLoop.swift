@@ -8,6 +8,7 @@ import Synchronization
 ///     while !stopped {
 ///         run beforeSleep hooks            // flush queued writes directly
 ///         epoll_wait(timeout: ∞)           // timers wake us through the timerfd, other threads through the eventfd
+///                                          // (poll backend: poll(timeout: next timer), a self-pipe)
 ///         dispatch ready fds               // a handler reads, then writes
 ///         run expired timers               // in deadline order
 ///         drain the inbox                  // jobs from other threads
@@ -19,15 +20,18 @@ import Synchronization
 public final class EventLoop: Sendable, CustomStringConvertible {
     /// The loop's index in its group (0 for a standalone loop); used in thread names and logs.
     public let id: Int
+    /// What the loop sleeps in: epoll (eventfd, timerfd) or poll (self-pipe, poll timeout).
+    public let backend: SelectorBackend
     let inbox: Inbox
     /// `pthread_self()` of the thread inside `run`, 0 when no thread runs the loop.
     private let thread = Atomic<UInt>(0)
     private let started = Atomic<Bool>(false)
 
-    /// Creates a loop that does nothing until some thread calls `run`.
-    public init(id: Int = 0) throws(IOError) {
+    /// Creates a loop that does nothing until some thread calls `run`, sleeping in `backend`.
+    public init(id: Int = 0, backend: SelectorBackend = .platformDefault) throws(IOError) {
         self.id = id
-        self.inbox = try Inbox()
+        self.backend = backend
+        self.inbox = try Inbox(backend: backend)
     }
 
     public var description: String { "EventLoop(\(id))" }

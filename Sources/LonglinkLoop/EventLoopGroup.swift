@@ -1,4 +1,3 @@
-internal import CLonglinkLinux
 import Glibc
 import Synchronization
 
@@ -17,15 +16,17 @@ public final class EventLoopGroup: Sendable {
     /// The number of online CPUs.
     public static var coreCount: Int { Swift.max(1, sysconf(CInt(_SC_NPROCESSORS_ONLN))) }
 
-    /// Starts `numberOfThreads` loops, each on a new thread named `longlink-loop-<id>`. Each loop runs `setup`
-    /// on its own thread before its first iteration (register listeners, signal sources, timers).
+    /// Starts `numberOfThreads` loops, each on a new thread named `longlink-loop-<id>`, sleeping in `backend`.
+    /// Each loop runs `setup` on its own thread before its first iteration (register listeners, signal sources,
+    /// timers).
     public init(
         numberOfThreads: Int = EventLoopGroup.coreCount,
+        backend: SelectorBackend = .platformDefault,
         setup: @escaping @Sendable (LoopContext) -> Void = { _ in }
     ) throws(IOError) {
         precondition(numberOfThreads > 0, "an EventLoopGroup needs at least one loop")
         var loops: [EventLoop] = []
-        for id in 0..<numberOfThreads { loops.append(try EventLoop(id: id)) }
+        for id in 0..<numberOfThreads { loops.append(try EventLoop(id: id, backend: backend)) }
         self.loops = loops
         var started: [pthread_t] = []
         for loop in loops {
@@ -66,12 +67,12 @@ public final class EventLoopGroup: Sendable {
 /// `argument` is a retained `EventLoop`.
 private func loopThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     let loop = Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue()
-    _ = CLonglinkLinux_setThreadName("longlink-loop-\(loop.id)")
+    nameCurrentThread("longlink-loop-\(loop.id)")
     do {
         try loop.run()
     } catch {
-        // Only epoll_wait/epoll_create failing ends up here (ENOMEM and the like): the loop is gone and its inbox
-        // refuses new jobs, so callers see `execute` return false rather than a hang.
+        // Only the selector failing (epoll_wait, epoll_create, poll) ends up here (ENOMEM and the like): the loop is
+        // gone and its inbox refuses new jobs, so callers see `execute` return false rather than a hang.
         var message = "longlink: \(loop) stopped: \(error)\n"
         message.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
     }

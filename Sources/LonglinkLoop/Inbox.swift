@@ -1,8 +1,7 @@
-internal import CLonglinkLinux
-import Glibc
 import Synchronization
 
-/// The cross-thread queue of one loop: a locked job array plus an eventfd that wakes `epoll_wait`.
+/// The cross-thread queue of one loop: a locked job array plus a `WakeupChannel` (an eventfd on the epoll loop, a
+/// self-pipe on the poll loop) that wakes the selector.
 ///
 /// Wake-ups are merged (NIO's `_pendingTaskPop`): only the first `post` after a drain writes the eventfd; later
 /// posts see `wakeupPending` and just append. The loop reads the eventfd when it fires, then `take`s the jobs and
@@ -14,16 +13,16 @@ final class Inbox: Sendable {
         var closed = false
     }
 
-    /// The eventfd registered on the loop's selector.
-    let eventFD: CInt
+    /// The wake-up fd(s); `wakeup.readFD` is registered on the loop's selector.
+    let wakeup: WakeupChannel
     private let state = Mutex(State())
     private let wakeups = Atomic<Int>(0)
 
-    init() throws(IOError) {
-        eventFD = try syscallValue("eventfd") { eventfd(0, CLonglinkLinux_EFD_NONBLOCK_CLOEXEC()) }
+    init(backend: SelectorBackend) throws(IOError) {
+        wakeup = try WakeupChannel.make(for: backend)
     }
 
-    deinit { Glibc.close(eventFD) }
+    deinit { wakeup.close() }
 
     /// How many times `post` wrote the eventfd (diagnostics and tests: fewer than posts when merging works).
     var wakeupCount: Int { wakeups.load(ordering: .relaxed) }
@@ -55,18 +54,14 @@ final class Inbox: Sendable {
     /// Whether jobs wait (the loop then polls instead of sleeping).
     var hasJobs: Bool { state.withLock { !$0.jobs.isEmpty } }
 
-    /// Writes the eventfd. `EAGAIN` (counter saturated) means the loop is already woken, so it is ignored.
+    /// Signals the wake-up channel (a full channel means the loop is already woken).
     func wake() {
         wakeups.add(1, ordering: .relaxed)
-        var one: UInt64 = 1
-        _ = try? syscall("write(eventfd)") { Glibc.write(eventFD, &one, 8) }
+        wakeup.signal()
     }
 
-    /// Clears the eventfd's readiness (called when epoll reports it).
-    func acknowledge() {
-        var value: UInt64 = 0
-        _ = try? syscall("read(eventfd)") { Glibc.read(eventFD, &value, 8) }
-    }
+    /// Clears the wake-up channel's readiness (called when the selector reports it).
+    func acknowledge() { wakeup.acknowledge() }
 
     /// Moves the pending jobs into `batch` (an empty array whose capacity is reused) and re-enables wake-ups.
     func take(into batch: inout [@Sendable (LoopContext) -> Void]) {

@@ -16,20 +16,20 @@ extension LoopContext {
             hook += 1
         }
 
-        // 2. Sleep. No timeout arithmetic: the timerfd is armed at the earliest timer deadline and the inbox's
-        //    eventfd is written by other threads, so both wake epoll_wait like any other fd. If a hook asked to
-        //    stop, or jobs were enqueued locally (by the last step 5, or posted to the inbox from this thread,
+        // 2. Sleep. On epoll no timeout arithmetic: the timerfd is armed at the earliest timer deadline and the
+        //    inbox's eventfd is written by other threads, so both wake epoll_wait like any other fd (the poll
+        //    backend sleeps until the earliest deadline instead, and its inbox writes a self-pipe). If a hook asked
+        //    to stop, or jobs were enqueued locally (by the last step 5, or posted to the inbox from this thread,
         //    which writes no eventfd), just poll.
-        let timeout: CInt = isStopped || !localJobs.isEmpty || eventLoop.inbox.hasJobs ? 0 : -1
+        let timeout: CInt = isStopped || !localJobs.isEmpty || eventLoop.inbox.hasJobs ? 0 : sleepTimeout()
         let sleeping = measuring ? MonotonicClock.nanoseconds() : 0
         try selector.wait(timeoutMillis: timeout) { fd, generation, fired in
             // 3. Dispatch in the order epoll reported. The loop's own fds (generation 0) only need their readiness
             //    cleared; their work happens in steps 4 and 5. A handler gets read and write in one call and
             //    handles read first; events for registrations removed or replaced earlier in this batch are dropped.
             if generation == 0 {
-                if fd == timerFD {
-                    var expirations: UInt64 = 0
-                    _ = try? syscall("read(timerfd)") { Glibc.read(timerFD, &expirations, 8) }
+                if let timerFD, fd == timerFD.fd {
+                    timerFD.acknowledge()
                     armedDeadline = nil
                 } else {
                     eventLoop.inbox.acknowledge()

@@ -1,4 +1,3 @@
-internal import CLonglinkLinux
 import LonglinkCore
 import Glibc
 
@@ -36,7 +35,8 @@ public final class LoopContext {
     /// The thread-safe handle of this loop (give it to other threads to post work here).
     public let eventLoop: EventLoop
     let selector: Selector
-    let timerFD: CInt
+    /// The epoll loop's timerfd; nil on the poll loop, whose timers ride on the poll timeout.
+    let timerFD: TimerFD?
     private var registrations: [Registration?]
     private var nextGeneration: UInt32 = 1
     var timers = TimerHeap()
@@ -58,18 +58,16 @@ public final class LoopContext {
 
     init(eventLoop: EventLoop) throws(IOError) {
         self.eventLoop = eventLoop
-        self.selector = try Selector()
-        self.timerFD = try syscallValue("timerfd_create") {
-            timerfd_create(CLOCK_MONOTONIC, CLonglinkLinux_TFD_NONBLOCK_CLOEXEC())
-        }
+        self.selector = try Selector(backend: eventLoop.backend)
+        self.timerFD = selector.usesTimerFD ? try TimerFD() : nil
         self.registrations = Array(repeating: nil, count: Self.openFileLimit())
         self.now = MonotonicClock.nanoseconds()
         // Internal fds use generation 0 and are recognised by number in `dispatch`.
-        try selector.add(fd: timerFD, interest: .read, generation: 0)
-        try selector.add(fd: eventLoop.inbox.eventFD, interest: .read, generation: 0)
+        if let timerFD { try selector.add(fd: timerFD.fd, interest: .read, generation: 0) }
+        try selector.add(fd: eventLoop.inbox.wakeup.readFD, interest: .read, generation: 0)
     }
 
-    deinit { Glibc.close(timerFD) }
+    deinit { timerFD?.close() }
 
     /// The soft `RLIMIT_NOFILE`: one registration slot per fd the process can open.
     static func openFileLimit() -> Int {
@@ -164,7 +162,7 @@ public final class LoopContext {
         return registration.interest
     }
 
-    /// Number of live registrations (excluding the loop's own timerfd and eventfd). O(setsize); for tests and stats.
+    /// Number of live registrations (excluding the loop's own timerfd and wake-up fd). O(setsize); for tests and stats.
     public var registrationCount: Int { registrations.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 
     // MARK: Timers.
@@ -204,22 +202,25 @@ public final class LoopContext {
     }
 
     /// Arms the one timerfd for the earliest deadline, unless it is already armed for that time or earlier (an early
-    /// arming only costs a spurious wake-up, after which we re-arm).
+    /// arming only costs a spurious wake-up, after which we re-arm). Nothing to do on the poll loop: `sleepTimeout`
+    /// reads the earliest deadline before every wait.
     func armTimerIfNeeded() {
-        guard let deadline = timers.nextDeadline() else { return }
+        guard let timerFD, let deadline = timers.nextDeadline() else { return }
         if let armed = armedDeadline, armed <= deadline { return }
-        var spec = itimerspec()
-        let absolute = Swift.max(deadline, 1)  // an all-zero it_value would disarm
-        spec.it_value.tv_sec = Int(absolute / 1_000_000_000)
-        spec.it_value.tv_nsec = Int(absolute % 1_000_000_000)
-        do {
-            try syscallValue("timerfd_settime") {
-                timerfd_settime(timerFD, CLonglinkLinux_TFD_TIMER_ABSTIME(), &spec, nil)
-            }
-            armedDeadline = deadline
-        } catch {
-            preconditionFailure("\(error)")  // only EINVAL is possible, which would be a bug here
-        }
+        timerFD.arm(at: deadline)
+        armedDeadline = deadline
+    }
+
+    /// How long the selector may sleep: forever with a timerfd (it wakes the wait like any fd), otherwise until the
+    /// earliest timer, in whole milliseconds rounded up (poll's unit; a wake-up before the deadline would only
+    /// spin).
+    func sleepTimeout() -> CInt {
+        if timerFD != nil { return -1 }
+        guard let deadline = timers.nextDeadline() else { return -1 }
+        let current = MonotonicClock.nanoseconds()
+        guard deadline > current else { return 0 }
+        let millis = (deadline - current + 999_999) / 1_000_000
+        return CInt(clamping: millis)
     }
 
     // MARK: Attachments.

@@ -191,7 +191,7 @@ public struct OutboundQueue: Sendable {
             var message = msghdr()
             message.msg_iov = iovecs.baseAddress
             message.msg_iovlen = count
-            let result = sendmsg(fd, &message, CInt(MSG_NOSIGNAL))
+            let result = sendmsg(fd, &message, Socket.noSignalFlag)
             return (result, result < 0 ? errno : 0)
         }
         let skip = index == 0 ? headOffset : 0

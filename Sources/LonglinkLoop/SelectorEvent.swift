@@ -1,4 +1,5 @@
-/// Readiness of one file descriptor: what a registration asks for (`interest`) and what epoll reported (`fired`).
+/// Readiness of one file descriptor: what a registration asks for (`interest`) and what the selector reported
+/// (`fired`). The names are epoll's; the poll backend maps `POLLIN`, `POLLOUT`, `POLLHUP` and `POLLERR` the same way.
 ///
 /// Only `.read` and `.write` are meaningful as interest; `.readEOF`, `.reset` and `.error` are always reported.
 /// Like Redis's `ae_epoll.c`, an error or hang-up also fires the `.read`/`.write` the registration asked for, so
@@ -13,7 +14,8 @@ public struct SelectorEvent: OptionSet, Hashable, Sendable, CustomStringConverti
     public static let read = SelectorEvent(rawValue: 1 << 0)
     /// Writable (`EPOLLOUT`): the send buffer has room, or a non-blocking connect finished.
     public static let write = SelectorEvent(rawValue: 1 << 1)
-    /// The peer shut down its writing side (`EPOLLRDHUP`); reported only with `.read` interest.
+    /// The peer shut down its writing side (`EPOLLRDHUP`); reported only with `.read` interest, and only by the epoll
+    /// backend (poll reports `.read`, and the read returns 0).
     public static let readEOF = SelectorEvent(rawValue: 1 << 2)
     /// Both directions are closed (`EPOLLHUP`), e.g. after a reset.
     public static let reset = SelectorEvent(rawValue: 1 << 3)

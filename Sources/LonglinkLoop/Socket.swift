@@ -1,8 +1,9 @@
-internal import CLonglinkLinux
 import Glibc
 
 /// Small TCP socket functions with plain names, like Redis's `anet.c`. Every socket they create is non-blocking
-/// and close-on-exec; every failure is a thrown `IOError` naming the call.
+/// and close-on-exec; every failure is a thrown `IOError` naming the call. The Linux-only calls (`accept4`,
+/// `SOCK_NONBLOCK`, `SO_REUSEPORT`'s load spreading, `IP_BIND_ADDRESS_NO_PORT`, `MSG_NOSIGNAL`) are in
+/// `Linux/Socket+Linux.swift`.
 ///
 /// **One listener per loop with `SO_REUSEPORT` (recommended for the gateway).** Each loop binds its own listening
 /// socket to the same port and the kernel spreads incoming connections across them. Accepting then costs no
@@ -24,10 +25,10 @@ public enum Socket {
         backlog: Int = 1024,
         reusePort: Bool = false
     ) throws(IOError) -> CInt {
-        let fd = try syscallValue("socket") { socket(address.family, CLonglinkLinux_SOCK_STREAM_NONBLOCK_CLOEXEC(), 0) }
+        let fd = try makeStreamSocket(family: address.family)
         do {
             try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt(SO_REUSEADDR)")
-            if reusePort { try setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1, "setsockopt(SO_REUSEPORT)") }
+            if reusePort { try enableReusePort(fd) }
             try syscallValue("bind") { address.withSockAddr { Glibc.bind(fd, $0, $1) } }
             try syscallValue("listen") { Glibc.listen(fd, CInt(clamping: backlog)) }
             return fd
@@ -73,7 +74,7 @@ public enum Socket {
     /// Throws `EADDRINUSE` when a socket listens on `address`: a socket without `SO_REUSEPORT` cannot bind a port
     /// on which any socket listens. `SO_REUSEADDR` keeps a previous run's connections in `TIME_WAIT` from counting.
     private static func refuseIfListening(_ address: SocketAddress) throws(IOError) {
-        let fd = try syscallValue("socket") { socket(address.family, CLonglinkLinux_SOCK_STREAM_NONBLOCK_CLOEXEC(), 0) }
+        let fd = try makeStreamSocket(family: address.family)
         defer { close(fd) }
         try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt(SO_REUSEADDR)")
         try syscallValue("bind") { address.withSockAddr { Glibc.bind(fd, $0, $1) } }
@@ -82,7 +83,7 @@ public enum Socket {
     /// Accepts one pending connection as a non-blocking, close-on-exec socket; nil when none is pending.
     /// `ECONNABORTED` (the peer gave up while queued) is thrown like any error; callers just carry on.
     public static func accept(_ listener: CInt) throws(IOError) -> CInt? {
-        switch try syscall("accept4", { CLonglinkLinux_accept4(listener, nil, nil, CLonglinkLinux_SOCK_NONBLOCK_CLOEXEC()) }) {
+        switch try acceptNonBlocking(listener) {
         case .processed(let fd): return fd
         case .wouldBlock: return nil
         }
@@ -97,12 +98,12 @@ public enum Socket {
     /// have fails with `EADDRNOTAVAIL` from `bind`; a source whose ports are all taken fails with `EADDRNOTAVAIL`
     /// from `connect`.
     public static func connect(to address: SocketAddress, from source: SocketAddress? = nil) throws(IOError) -> (fd: CInt, connected: Bool) {
-        let fd = try syscallValue("socket") { socket(address.family, CLonglinkLinux_SOCK_STREAM_NONBLOCK_CLOEXEC(), 0) }
+        let fd = try makeStreamSocket(family: address.family)
         if let source {
             do {
                 // Best effort: without it (old kernels) bind picks a port now, which still works, just with one
                 // ephemeral range per source instead of one per source and destination.
-                try? setOption(fd, CInt(IPPROTO_IP), IP_BIND_ADDRESS_NO_PORT, 1, "setsockopt(IP_BIND_ADDRESS_NO_PORT)")
+                try? enableBindAddressNoPort(fd)
                 try syscallValue("bind") { source.withSockAddr { Glibc.bind(fd, $0, $1) } }
             } catch {
                 close(fd)
@@ -198,7 +199,7 @@ public enum Socket {
 
     /// Writes up to `bytes.count` bytes (`send` with `MSG_NOSIGNAL`: a closed peer is `EPIPE`, not `SIGPIPE`).
     public static func write(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
-        switch try syscall("send", { Glibc.send(fd, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL)) }) {
+        switch try syscall("send", { Glibc.send(fd, bytes.baseAddress, bytes.count, noSignalFlag) }) {
         case .processed(let count): return .processed(count)
         case .wouldBlock: return .wouldBlock
         }
@@ -216,7 +217,7 @@ public enum Socket {
         precondition(result == 0 || errno != EBADF, "close(\(fd)): fd was not open")
     }
 
-    private static func setOption(
+    static func setOption(
         _ fd: CInt,
         _ level: CInt,
         _ name: CInt,

@@ -1,4 +1,3 @@
-internal import CLonglinkLinux
 import Glibc
 
 /// An IPv4 or IPv6 address with a port, ready for `bind`/`connect`.

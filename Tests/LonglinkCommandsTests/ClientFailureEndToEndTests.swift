@@ -7,7 +7,7 @@ import Testing
 /// `longlink serve` as a child process with JWT tokens, a plain and a TLS listener (certificate from the test CA)
 /// and the operations listener, all on free loopback ports.
 final class SecuredServeProcess {
-    let process = Process()
+    let process: ChildProcess
     let output = OutputCollector()
     let directory: TemporaryDirectory
     let secretFile: String
@@ -20,18 +20,12 @@ final class SecuredServeProcess {
         secretFile = directory.path + "/secret"
         try String(repeating: "client-errors-", count: 4).write(toFile: secretFile, atomically: true, encoding: .utf8)
         chmod(secretFile, 0o600)
-        process.executableURL = URL(fileURLWithPath: try #require(ServeOperationsTests.longlinkPath(), "longlink is not built"))
-        process.arguments = [
+        let binary = try #require(ServeOperationsTests.longlinkPath(), "longlink is not built")
+        process = try ChildProcess(binary, [
             "serve", "--listen", "127.0.0.1:0", "--tls-listen", "127.0.0.1:0", "--tls-cert", certificates.serverCertificate,
             "--tls-key", certificates.serverKey, "--secret-file", secretFile, "--metrics-listen", "127.0.0.1:0",
             "--store", "memory", "--loops", "1", "--drain-period", "200ms", "--log-format", "text",
-        ]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
-        try process.run()
+        ], standardError: output.path)
         plainPort = output.waitForMatch(after: "serving on 127.0.0.1:", seconds: 20) ?? 0
         tlsPort = output.waitForMatch(after: "and TLS on 127.0.0.1:", seconds: 5) ?? 0
         metricsPort = output.waitForMatch(after: "operations: http://127.0.0.1:", seconds: 5) ?? 0
@@ -59,13 +53,7 @@ final class SecuredServeProcess {
     }
 
     /// SIGTERM, then SIGKILL if it is still running after a few seconds.
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
+    func stop() { _ = process.terminate(timeout: .seconds(10)) }
 
     deinit { stop() }
 }

@@ -28,43 +28,44 @@ final class TemporaryDirectory {
 }
 
 /// `longlink serve` as a child process on free ports (client and operations listeners both on port 0, so a gateway
-/// serving on the defaults meanwhile does not matter), its stderr collected.
+/// serving on the defaults meanwhile does not matter), its stderr in a file.
 final class ServerProcess {
-    let process = Process()
-    let stderr = Pipe()
+    let output = OutputCollector()
+    let process: ChildProcess
     private(set) var port = 0
-    private var collected = Data()
 
     init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: try #require(longlinkExecutable(), "longlink is not built"))
+        let binary = try #require(longlinkExecutable(), "longlink is not built")
         let operations = arguments.contains("--metrics-listen") ? [] : ["--metrics-listen", "127.0.0.1:0"]
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + operations + arguments
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(binary, ["serve", "--listen", "127.0.0.1:0"] + operations + arguments, standardError: output.path)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline && port == 0 && process.isRunning {
-            collected.append(stderr.fileHandleForReading.availableData)
-            let text = String(decoding: collected, as: UTF8.self)
+            let text = output.text
             if let range = text.range(of: #"serving on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 port = Int(text[range].split(separator: ":").last!)!
+            } else {
+                usleep(10_000)
             }
         }
     }
 
+    /// What it wrote to stderr so far.
+    var log: String { output.text }
+
     /// SIGTERM, then the exit status (nil if it did not exit in time; then it is killed).
     func terminate(timeout: TimeInterval = 20) -> Int32? {
-        process.terminate()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            return nil
-        }
-        return process.terminationStatus
+        process.terminate(timeout: .milliseconds(Int(timeout * 1000)))?.shellStatus
     }
+}
 
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+/// Polls `condition` every 20 ms (sleeping, never blocking a thread) until it holds or `timeout` passes.
+func waitFor(timeout: Duration, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
 }
 
 func run(_ arguments: [String]) async -> (Int32, CommandIO) {
@@ -97,8 +98,15 @@ struct CommandLineEndToEndTests {
         let publisher = try await token(secretFile, sub: "backend", role: "publisher")
         let rider = try await token(secretFile, sub: "rider-1", role: "subscriber", routes: "order://taxi/42")
 
-        async let subscribed = run(["subscribe", "order://taxi/42", "--server", address, "--count", "3", "--json", "--token", rider])
-        try await Task.sleep(for: .milliseconds(300))
+        // The rider follows the order from before it exists: the three changes below are pushed to it, once its
+        // subscribe was answered (it says so on stderr).
+        let subscribeIO = CommandIO.capturing()
+        async let subscribeCode = LonglinkCLI.main(
+            arguments: ["subscribe", "order://taxi/42", "--server", address, "--count", "3", "--json", "--duration", "120s", "--token", rider],
+            environment: [:], io: subscribeIO
+        )
+        let active = await waitFor(timeout: .seconds(60)) { subscribeIO.capturedErr.contains("subscribed to order://taxi/42") }
+        try #require(active, "the rider's subscription never became active: \(subscribeIO.capturedErr)")
         let (denied, deniedIO) = await run([
             "subscribe", "order://taxi/43", "--server", address, "--count", "1", "--duration", "1s", "--token", rider,
         ])
@@ -123,8 +131,7 @@ struct CommandLineEndToEndTests {
         let (missingState, _) = await run(["publish", "--order", "42", "--server", address, "--token", publisher])
         #expect(missingState == 2)
 
-        let (subscribeCode, subscribeIO) = await subscribed
-        #expect(subscribeCode == 0)
+        #expect(await subscribeCode == 0, "\(subscribeIO.capturedErr)")
         let lines = subscribeIO.capturedOut.split(separator: "\n")
         #expect(lines.count == 3)
         #expect(lines.last?.contains("\"to\":\"driver_assigned\"") == true)

@@ -34,7 +34,7 @@ struct LineWideCommandTests {
         #expect(denied != 0)
         #expect(deniedIO.capturedErr.contains("permission_denied(403)"), "\(deniedIO.capturedErr)")
         // A line-wide subscription is live-only: publish once the console says its subscription is active.
-        let active = await eventually(timeout: .seconds(60)) { followIO.capturedErr.contains("subscribed to order://taxi/* (live only)") }
+        let active = await waitFor(timeout: .seconds(60)) { followIO.capturedErr.contains("subscribed to order://taxi/* (live only)") }
         try #require(active, "the console's subscription never became active: \(followIO.capturedErr)")
         for (order, line, state) in [("61", "taxi", "created"), ("62", "taxi", "created"), ("71", "express", "created"), ("61", "taxi", "dispatching"), ("62", "taxi", "dispatching")] {
             let (code, io) = await run(["publish", "--order", order, "--line", line, "--state", state, "--server", address, "--token", publisher])
@@ -53,12 +53,3 @@ struct LineWideCommandTests {
     }
 }
 
-/// Polls `condition` every 20 ms (sleeping, never blocking a thread) until it holds or `timeout` passes.
-private func eventually(timeout: Duration, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}

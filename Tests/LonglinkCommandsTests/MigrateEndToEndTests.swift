@@ -212,7 +212,7 @@ struct MigrateEndToEndTests {
         let (simulated, simulateIO) = await run(["simulate", "--orders", "40", "--rate", "0", "--seed", "5", "--server", address])
         #expect(simulated == 0, "\(simulateIO.capturedErr)")
         #expect(server.terminate() == 0)
-        let log = String(decoding: server.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let log = server.log
         #expect(!log.contains("shadow divergence"), "\(log)")
         let (verify, verifyIO) = await run(["migrate", "--from", "sqlite:\(primary)", "--to", "sqlite:\(shadow)", "--verify-only"])
         #expect(verify == 0, "\(verifyIO.capturedErr)")

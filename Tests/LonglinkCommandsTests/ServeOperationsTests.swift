@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import LonglinkCore
 import LonglinkTestSupport
-import Synchronization
 import Testing
 
 @testable import LonglinkCommands
@@ -46,18 +45,9 @@ struct ServeOperationsTests {
         try "store = memory\nlog-level = info\nlisten = 127.0.0.1:0\nmetrics-listen = 127.0.0.1:0\nloops = 1\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--config", config, "--insecure-dev"]
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
         let output = OutputCollector()
-        stderr.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
-        try process.run()
-        defer {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
+        let process = try ChildProcess(binary, ["serve", "--config", config, "--insecure-dev"], standardError: output.path)
+        defer { process.kill() }
         let port = try #require(output.waitForMatch(after: "operations: http://127.0.0.1:", seconds: 20), "no operations address in: \(output.text)")
         #expect(try HTTPTestClient.fetch(port: port, "GET", "/healthz").status == 200)
         #expect(try HTTPTestClient.fetch(port: port, "GET", "/readyz").status == 200)
@@ -67,15 +57,15 @@ struct ServeOperationsTests {
 
         try "store = memory\nlog-level = debug\nlisten = 127.0.0.1:0\nmetrics-listen = 127.0.0.1:0\nloops = 1\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
-        kill(process.processIdentifier, SIGHUP)
+        process.signal(SIGHUP)
         #expect(output.waitFor("log level info → debug", seconds: 10))
         #expect(try HTTPTestClient.fetch(port: port, "GET", "/admin/log-level", headers: auth).text == #"{"level":"debug"}"#)
 
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         let deadline = Date().addingTimeInterval(20)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         #expect(!process.isRunning)
-        #expect(process.terminationStatus == 0)
+        #expect(process.termination == .exited(0))
         let lines = output.text.split(separator: "\n").filter { $0.hasPrefix("{") }
         #expect(!lines.isEmpty)
         for line in lines {
@@ -103,17 +93,10 @@ struct ServeOperationsTests {
         #expect(security.output.contains("Overall exposure level"))
     }
 
+    /// Runs `executable` to its end (killed after 120 s); stdout and stderr together.
     static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let output = try ProcessRunner.run([executable] + arguments, mergingStandardError: true, timeout: .seconds(120))
+        return (output.status, String(decoding: output.stdout, as: UTF8.self))
     }
 
     /// The `longlink` binary next to the test binary or under the package's `.build/debug/`.
@@ -133,13 +116,14 @@ enum LogLevelSwitchProbe {
     static func make(_ level: LogLevel) -> LogLevelSwitch { LogLevelSwitch(level) }
 }
 
-/// A child's stderr, collected on the pipe's reader thread.
+/// A file a child writes its stderr to (a temporary file, removed with the value), read as far as it got.
 final class OutputCollector: Sendable {
-    private let buffer = Mutex<[UInt8]>([])
+    /// The file's path.
+    let path = NSTemporaryDirectory() + "longlink-output-\(UUID().uuidString).log"
 
-    func append(_ data: Data) { buffer.withLock { $0 += data } }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
 
-    var text: String { String(decoding: buffer.withLock { $0 }, as: UTF8.self) }
+    var text: String { String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
 
     /// Waits until `needle` appears.
     func waitFor(_ needle: String, seconds: Double) -> Bool {

@@ -5,41 +5,27 @@ import LonglinkJSON
 import LonglinkTestSupport
 import Testing
 
-/// `longlink serve` as a child process whose start may fail or hang: its stderr is collected on the pipe's
-/// reader thread, and nothing waits for the banner unless asked.
+/// `longlink serve` as a child process whose start may fail or hang: its stderr goes to a file the test polls,
+/// and nothing waits for the banner unless asked.
 final class ServeChild {
-    let process = Process()
     let output = OutputCollector()
+    let process: ChildProcess
 
     init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: try #require(longlinkExecutable(), "longlink is not built"))
-        process.arguments = ["serve"] + arguments
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        let output = self.output
-        stderr.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
-        try process.run()
+        let binary = try #require(longlinkExecutable(), "longlink is not built")
+        process = try ChildProcess(binary, ["serve"] + arguments, standardError: output.path)
     }
-
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
     /// The number after `prefix` in stderr (a port in the banner), once it appears.
     func number(after prefix: String, seconds: Double = 20) -> Int? { output.waitForMatch(after: prefix, seconds: seconds) }
 
     /// Sends `signal` to the process.
-    func send(_ signal: CInt) { kill(process.processIdentifier, signal) }
+    func send(_ signal: CInt) { process.signal(signal) }
 
-    /// Waits for the exit: its status, or nil if it still runs after `seconds` (then it is killed).
+    /// Waits for the exit: its status (128 + the signal if one ended it), or nil if it still runs after `seconds`
+    /// (then it is killed).
     func exitStatus(within seconds: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
-        }
-        return process.terminationStatus
+        process.waitForExit(timeout: .milliseconds(Int(seconds * 1000)))?.shellStatus
     }
 }
 

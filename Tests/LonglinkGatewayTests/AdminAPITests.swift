@@ -247,22 +247,12 @@ struct AdminAPITests {
     }
 }
 
-/// Runs `promtool check metrics` on `text`; returns its exit status and output.
+/// Runs `promtool check metrics` on `text` (killed after 120 s); returns its exit status and output.
 func runPromtool(_ text: String) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/promtool")
-    process.arguments = ["check", "metrics"]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    input.fileHandleForWriting.write(Data(text.utf8))
-    try input.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let output = try ProcessRunner.run(
+        ["/usr/bin/promtool", "check", "metrics"], input: Array(text.utf8), mergingStandardError: true, timeout: .seconds(120)
+    )
+    return (output.status, String(decoding: output.stdout, as: UTF8.self))
 }
 
 /// The JSON of every `data:` line a Server-Sent Events client has received so far.

@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import LonglinkCore
 import LonglinkTestSupport
-import Synchronization
 import Testing
 
 @Suite("Admin page in a real headless browser (Debian's chromium)", .serialized)
@@ -69,38 +68,24 @@ enum Chromium {
     /// Runs chromium with `arguments` (after the headless set-up) and returns its standard output.
     static func run(_ arguments: [String], seconds: Double = 90) throws -> String {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("longlink-chromium-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: profile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = [
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-            "--disable-extensions", "--disable-background-networking", "--user-data-dir=\(profile.path)",
-            "--virtual-time-budget=5000",
-        ] + arguments
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        let box = DataBox()
-        stdout.fileHandleForReading.readabilityHandler = { handle in box.append(handle.availableData) }
-        try process.run()
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw HTTPTestError("chromium did not finish within \(seconds) s; killed pid \(process.processIdentifier)")
+        let stdout = profile.path + ".stdout"
+        defer {
+            try? FileManager.default.removeItem(at: profile)
+            try? FileManager.default.removeItem(atPath: stdout)
         }
-        process.waitUntilExit()
-        stdout.fileHandleForReading.readabilityHandler = nil
-        box.append(stdout.fileHandleForReading.readDataToEndOfFile())
-        guard process.terminationStatus == 0 else { throw HTTPTestError("chromium exited with \(process.terminationStatus)") }
-        return String(decoding: box.data, as: UTF8.self)
+        let process = try ChildProcess(
+            path,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--disable-extensions", "--disable-background-networking", "--user-data-dir=\(profile.path)",
+                "--virtual-time-budget=5000",
+            ] + arguments,
+            standardOutput: stdout
+        )
+        guard let termination = process.waitForExit(timeout: .milliseconds(Int(seconds * 1000))) else {
+            throw HTTPTestError("chromium did not finish within \(seconds) s; killed pid \(process.pid)")
+        }
+        guard termination == .exited(0) else { throw HTTPTestError("chromium exited with \(termination)") }
+        return process.standardOutputText
     }
-}
-
-/// Bytes collected from a pipe's reader thread.
-final class DataBox: Sendable {
-    private let storage = Mutex<Data>(Data())
-    func append(_ data: Data) { storage.withLock { $0.append(data) } }
-    var data: Data { storage.withLock { $0 } }
 }

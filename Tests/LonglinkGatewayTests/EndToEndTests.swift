@@ -3,6 +3,7 @@ import Foundation
 import LonglinkClient
 import LonglinkCommands
 import LonglinkCore
+import LonglinkLoop
 import LonglinkGateway
 import LonglinkStores
 import Synchronization
@@ -29,11 +30,11 @@ final class ChangeLog: ContentObserver {
 struct EndToEndTests {
     let route = Route.order(.taxi, OrderID("8812")!)
 
-    @Test("subscribe, publish, receive through a delegate, a block and an async sequence")
-    func threeObserverStyles() async throws {
+    @Test("subscribe, publish, receive through a delegate, a block and an async sequence", arguments: SelectorBackend.allCases)
+    func threeObserverStyles(backend: SelectorBackend) async throws {
         let harness = try GatewayHarness()
         defer { harness.stop() }
-        let subscriber = try harness.client()
+        let subscriber = try harness.client(backend: backend)
         defer { subscriber.close() }
         let delegate = ChangeLog()
         let delegateToken = subscriber.observe(route, delegate: delegate)
@@ -42,7 +43,7 @@ struct EndToEndTests {
         let stream = subscriber.changes(of: route)
         try await subscriber.waitUntilConnected(timeout: .seconds(30))
 
-        let publisher = try harness.client()
+        let publisher = try harness.client(backend: backend)
         defer { publisher.close() }
         var positions: [StreamPosition] = []
         for change in taxiChanges("8812", count: 4) {
@@ -66,12 +67,12 @@ struct EndToEndTests {
         blockToken.cancel()
     }
 
-    @Test("the initial snapshot comes first, then every change once")
-    func snapshotFirst() async throws {
+    @Test("the initial snapshot comes first, then every change once", arguments: SelectorBackend.allCases)
+    func snapshotFirst(backend: SelectorBackend) async throws {
         let harness = try GatewayHarness()
         defer { harness.stop() }
         for change in taxiChanges("8812", count: 3) { try await harness.apply(change) }
-        let client = try harness.client()
+        let client = try harness.client(backend: backend)
         defer { client.close() }
         let log = ChangeLog()
         let token = client.observe(route, delegate: log)
@@ -83,11 +84,11 @@ struct EndToEndTests {
         #expect(await eventually { log.offsets == [4] })
     }
 
-    @Test("an illegal transition is refused with its typed error and changes nothing")
-    func illegalTransition() async throws {
+    @Test("an illegal transition is refused with its typed error and changes nothing", arguments: SelectorBackend.allCases)
+    func illegalTransition(backend: SelectorBackend) async throws {
         let harness = try GatewayHarness()
         defer { harness.stop() }
-        let client = try harness.client()
+        let client = try harness.client(backend: backend)
         defer { client.close() }
         _ = try await client.publish(OrderChange(orderID: OrderID("1")!, line: .taxi, targetState: "created"))
         do {
@@ -106,11 +107,11 @@ struct EndToEndTests {
         #expect(snapshot?.position.offset == 1)
     }
 
-    @Test("the same idempotency key twice stores once and returns the first result")
-    func idempotentPublish() async throws {
+    @Test("the same idempotency key twice stores once and returns the first result", arguments: SelectorBackend.allCases)
+    func idempotentPublish(backend: SelectorBackend) async throws {
         let harness = try GatewayHarness()
         defer { harness.stop() }
-        let client = try harness.client()
+        let client = try harness.client(backend: backend)
         defer { client.close() }
         let change = OrderChange(orderID: OrderID("7")!, line: .taxi, targetState: "created", idempotencyKey: "k-7")
         let first = try await client.publish(change)
@@ -120,11 +121,11 @@ struct EndToEndTests {
         #expect(first.position == second.position)
     }
 
-    @Test("a client whose socket dies mid-stream recovers every record once, in order")
-    func recoveryAfterSocketLoss() async throws {
+    @Test("a client whose socket dies mid-stream recovers every record once, in order", arguments: SelectorBackend.allCases)
+    func recoveryAfterSocketLoss(backend: SelectorBackend) async throws {
         let harness = try GatewayHarness()
         defer { harness.stop() }
-        let subscriber = try harness.client()
+        let subscriber = try harness.client(backend: backend)
         defer { subscriber.close() }
         let log = ChangeLog()
         let token = subscriber.observe(route, delegate: log)
@@ -133,22 +134,27 @@ struct EndToEndTests {
         let changes = taxiChanges("8812", count: 60)
         for (index, change) in changes.enumerated() {
             try await harness.apply(change)
-            if index == 20 || index == 40 { subscriber.simulateNetworkLoss() }
+            if index == 20 || index == 40 {
+                // Cut the socket once the client holds a position (it has this record), so the reconnect resumes
+                // from it: on a loaded machine both cuts could otherwise land before the first subscribe was answered.
+                #expect(await eventually(timeout: .seconds(30)) { log.lastOffset >= UInt64(index + 1) })
+                subscriber.simulateNetworkLoss()
+            }
         }
-        #expect(await eventually(timeout: .seconds(15)) { log.lastOffset >= 60 })
+        #expect(await eventually(timeout: .seconds(30)) { log.lastOffset >= 60 })
         #expect(log.coversExactlyOnce(upTo: 60), "\(log.offsets)")
         #expect(harness.running.gateway.counters.snapshot.recoveries >= 1)
     }
 
-    @Test("a server restart on SQLite is recovered from the client's last position")
-    func recoveryAcrossServerRestart() async throws {
+    @Test("a server restart on SQLite is recovered from the client's last position", arguments: SelectorBackend.allCases)
+    func recoveryAcrossServerRestart(backend: SelectorBackend) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("longlink-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = StoreSpecification.sqlite(path: directory.appendingPathComponent("orders.sqlite").path)
         var harness = try GatewayHarness(store: store)
         let port = harness.port
-        let subscriber = try harness.client()
+        let subscriber = try harness.client(backend: backend)
         defer { subscriber.close() }
         let log = ChangeLog()
         let token = subscriber.observe(route, delegate: log)
@@ -237,12 +243,15 @@ struct EndToEndTests {
 
     @Test("answering pings keeps a connection alive")
     func heartbeatAnswered() async throws {
-        let harness = try GatewayHarness(pingMillis: 100, pongMillis: 100)
+        // A ping every 100 ms; a peer silent for 100 + 1,000 ms is cut. Answering for 25 pings (2.5 s, twice the
+        // silence limit) proves the answers keep it alive, while a test thread descheduled for most of a second on
+        // a loaded machine still answers in time.
+        let harness = try GatewayHarness(pingMillis: 100, pongMillis: 1_000)
         defer { harness.stop() }
         let peer = try RawPeer(port: harness.port)
         try peer.handshake()
         var pings = 0
-        while pings < 8 {
+        while pings < 25 {
             guard let frame = try peer.next(timeout: .seconds(2)) else { break }
             if case .ping = frame {
                 pings += 1
@@ -250,7 +259,7 @@ struct EndToEndTests {
             }
             if case .disconnect(let d) = frame { Issue.record("disconnected: \(d)") }
         }
-        #expect(pings == 8)
+        #expect(pings == 25)
     }
 
     @Test("a peer that never sends connect is closed with handshake_timeout")
@@ -363,18 +372,18 @@ struct EndToEndTests {
         #expect(try extra.closedByServer())
     }
 
-    @Test("a publisher that asks for receipts hears when a subscriber acked the record")
-    func deliveryReceipts() async throws {
+    @Test("a publisher that asks for receipts hears when a subscriber acked the record", arguments: SelectorBackend.allCases)
+    func deliveryReceipts(backend: SelectorBackend) async throws {
         let harness = try GatewayHarness()
         defer { harness.stop() }
-        let subscriber = try harness.client()
+        let subscriber = try harness.client(backend: backend)
         defer { subscriber.close() }
         let log = ChangeLog()
         let token = subscriber.observe(route, delegate: log)
         defer { token.cancel() }
         try await subscriber.waitUntilConnected(timeout: .seconds(30))
         #expect(await eventually { harness.running.gateway.counters.snapshot.subscriptions == 1 })
-        let publisher = try harness.client()
+        let publisher = try harness.client(backend: backend)
         defer { publisher.close() }
         let receipts = publisher.receipts()
         let receipt = try await publisher.publish(taxiChanges("8812", count: 1)[0], wantsReceipts: true)

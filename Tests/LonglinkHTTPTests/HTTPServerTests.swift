@@ -168,9 +168,7 @@ struct HTTPServerTests {
         var configuration = HTTPServer.Configuration(sweepInterval: .milliseconds(50))
         configuration.maxStreamBacklogBytes = 256 * 1024
         let server = try TestHTTPServer(configuration: configuration)
-        let reader = try HTTPTestClient(port: server.port)
-        var small: CInt = 4_096
-        setsockopt(reader.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<CInt>.size))
+        let reader = try HTTPTestClient(port: server.port, receiveBuffer: 4_096)
         try reader.request("GET", "/firehose")
         var exchange: HTTPExchange?
         for _ in 0..<500 where exchange == nil {

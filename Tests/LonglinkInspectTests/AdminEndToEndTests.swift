@@ -13,7 +13,7 @@ import Testing
 struct AdminEndToEndTests {
     /// A `longlink serve` child with a client port and an admin port.
     final class Gateway {
-        let process: SpawnedProcess
+        let process: ChildProcess
         private(set) var port = 0
         private(set) var adminPort = 0
         let scratch: ScratchDirectory
@@ -23,11 +23,11 @@ struct AdminEndToEndTests {
         init() async throws {
             scratch = try ScratchDirectory()
             let binary = try #require(Self.longlinkPath(), "the longlink executable is not built; run `swift build`")
-            process = try SpawnedProcess(
+            process = try ChildProcess(
                 binary,
                 ["serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--store", "memory",
                  "--loops", "1", "--insecure-dev"],
-                stdout: scratch.file("serve.out"), stderr: scratch.file("serve.err"))
+                standardOutput: scratch.file("serve.out"), standardError: scratch.file("serve.err"))
             let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline && (port == 0 || adminPort == 0) && process.isRunning {
                 let text = log + ((try? String(contentsOfFile: scratch.file("serve.out"), encoding: .utf8)) ?? "")
@@ -44,10 +44,7 @@ struct AdminEndToEndTests {
         }
 
         deinit {
-            process.stop(signal: SIGTERM)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-            process.stop(signal: SIGKILL)
+            _ = process.terminate(timeout: .seconds(10))  // SIGTERM, then SIGKILL after 10 s
             scratch.cleanup()
         }
 
@@ -122,7 +119,7 @@ struct AdminEndToEndTests {
         let done = Mutex2(false)
         let tap = Task {
             let result = await runCLI(["inspect", "tap", "--server", "127.0.0.1:\(gateway.adminPort)", "--route", "order://taxi/*",
-                                       "--count", "2", "--duration", "30s"], environment: ["LONGLINK_TOKEN": "dev"])
+                                       "--count", "2", "--duration", "120s"], environment: ["LONGLINK_TOKEN": "dev"])
             done.update { $0 = true }
             return result
         }

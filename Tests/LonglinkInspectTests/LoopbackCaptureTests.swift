@@ -79,10 +79,9 @@ struct LoopbackCaptureTests {
         let port = running.gateway.port
         let file = scratch.file("session.pcap")
         let log = scratch.file("tcpdump.log")
-        let tcpdump = try SpawnedProcess(
-            "/usr/bin/tcpdump", ["-i", "lo", "-U", "-n", "-s", "0", "-w", file, "tcp port \(port)"],
-            stdout: "/dev/null", stderr: log)
-        defer { tcpdump.stop(signal: SIGKILL) }
+        let tcpdump = try ChildProcess(
+            "/usr/bin/tcpdump", ["-i", "lo", "-U", "-n", "-s", "0", "-w", file, "tcp port \(port)"], standardError: log)
+        defer { tcpdump.kill() }
         // tcpdump says "listening on lo" once the capture is armed.
         let armed = await eventually {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listening on") || !tcpdump.isRunning
@@ -100,7 +99,7 @@ struct LoopbackCaptureTests {
         #expect(subscribed.code == 0, "\(subscribed.err)")
         // Wait until the three connections' closing packets are captured, then stop tcpdump by its PID.
         #expect(await eventually { Self.closedConnections(in: file, port: port) == 3 })
-        tcpdump.stop(signal: SIGINT)
+        tcpdump.signal(SIGINT)
         #expect(await eventually { !tcpdump.isRunning })
         print("inspect pcap test: recorded \(file) with tcpdump (pid \(tcpdump.pid)), gateway port \(port)")
         return (file, port)

@@ -3,11 +3,11 @@ import LonglinkLoop
 import Synchronization
 import Testing
 
-@Suite("EventLoop")
+@Suite("EventLoop (on each selector backend)")
 struct EventLoopTests {
-    @Test("execute from many threads runs every job exactly once, on the loop")
-    func executeFromManyThreads() throws {
-        let group = try EventLoopGroup(numberOfThreads: 1)
+    @Test("execute from many threads runs every job exactly once, on the loop", arguments: SelectorBackend.allCases)
+    func executeFromManyThreads(backend: SelectorBackend) throws {
+        let group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
         defer { group.shutdownGracefully() }
         let loop = group.loops[0]
         let threads = 8
@@ -34,9 +34,9 @@ struct EventLoopTests {
         #expect(loop.wakeupCount <= threads * jobsPerThread)
     }
 
-    @Test("jobs posted while the loop is busy share one eventfd wake-up")
-    func wakeupsAreMerged() throws {
-        let group = try EventLoopGroup(numberOfThreads: 1)
+    @Test("jobs posted while the loop is busy share one eventfd wake-up", arguments: SelectorBackend.allCases)
+    func wakeupsAreMerged(backend: SelectorBackend) throws {
+        let group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
         defer { group.shutdownGracefully() }
         let loop = group.loops[0]
         let busy = Shared(false)
@@ -63,9 +63,9 @@ struct EventLoopTests {
         #expect(waitUntil { ran.value == 2_000 })
     }
 
-    @Test("a job the loop posts to itself writes no eventfd, and a chain of such jobs never stalls the loop")
-    func ownThreadPostsDoNotWake() throws {
-        let group = try EventLoopGroup(numberOfThreads: 1)
+    @Test("a job the loop posts to itself writes no eventfd, and a chain of such jobs never stalls the loop", arguments: SelectorBackend.allCases)
+    func ownThreadPostsDoNotWake(backend: SelectorBackend) throws {
+        let group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
         defer { group.shutdownGracefully() }
         let loop = group.loops[0]
         let ran = Shared(0)
@@ -88,9 +88,9 @@ struct EventLoopTests {
         #expect(loop.wakeupCount == before + 1)
     }
 
-    @Test("timers fire in deadline order and a cancelled timer never fires")
-    func timersInDeadlineOrder() throws {
-        let group = try EventLoopGroup(numberOfThreads: 1)
+    @Test("timers fire in deadline order and a cancelled timer never fires", arguments: SelectorBackend.allCases)
+    func timersInDeadlineOrder(backend: SelectorBackend) throws {
+        let group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
         defer { group.shutdownGracefully() }
         let fired = Shared<[Int]>([])
         let cancelResult = Shared<Bool?>(nil)
@@ -109,9 +109,9 @@ struct EventLoopTests {
         #expect(cancelResult.value == true)
     }
 
-    @Test("a repeating timer fires until it cancels itself, and cancelling twice reports false")
-    func repeatingTimer() throws {
-        let group = try EventLoopGroup(numberOfThreads: 1)
+    @Test("a repeating timer fires until it cancels itself, and cancelling twice reports false", arguments: SelectorBackend.allCases)
+    func repeatingTimer(backend: SelectorBackend) throws {
+        let group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
         defer { group.shutdownGracefully() }
         let ticks = Shared(0)
         let done = Shared<(Bool, Int)?>(nil)
@@ -137,9 +137,9 @@ struct EventLoopTests {
         #expect(done.value?.1 == 0)
     }
 
-    @Test("an event for an fd closed and reused in the same batch is dropped")
-    func staleEventIsDropped() throws {
-        let group = try EventLoopGroup(numberOfThreads: 1)
+    @Test("an event for an fd closed and reused in the same batch is dropped", arguments: SelectorBackend.allCases)
+    func staleEventIsDropped(backend: SelectorBackend) throws {
+        let group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
         defer { group.shutdownGracefully() }
         // (handlers called, new registration called, same fd number, dropped events, distinct registration IDs)
         let result = Shared<(Int, Int, Bool, Int, Bool)?>(nil)
@@ -211,9 +211,9 @@ struct EventLoopTests {
         #expect(outcome.4)
     }
 
-    @Test("a loop runs on the calling thread until stopped, then refuses jobs")
-    func runOnCallingThread() throws {
-        let loop = try EventLoop()
+    @Test("a loop runs on the calling thread until stopped, then refuses jobs", arguments: SelectorBackend.allCases)
+    func runOnCallingThread(backend: SelectorBackend) throws {
+        let loop = try EventLoop(backend: backend)
         let ranJob = Shared(false)
         loop.execute { context in
             ranJob.update { $0 = context.eventLoop.inEventLoop }
@@ -227,9 +227,9 @@ struct EventLoopTests {
         #expect(loop.execute { _ in } == false)
     }
 
-    @Test("interest changes through reregister and errors reach the normal read path")
-    func interestAndHangup() throws {
-        let group = try EventLoopGroup(numberOfThreads: 1)
+    @Test("interest changes through reregister and errors reach the normal read path", arguments: SelectorBackend.allCases)
+    func interestAndHangup(backend: SelectorBackend) throws {
+        let group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
         defer { group.shutdownGracefully() }
         let seen = Shared<[SelectorEvent]>([])
         let interests = Shared<[SelectorEvent?]>([])

@@ -1,6 +1,7 @@
 import Glibc
 import LonglinkCore
 import LonglinkLoop
+import LonglinkTestSupport
 import Synchronization
 
 /// Polls `condition` every millisecond for up to `seconds`; returns whether it became true. Bounds every wait so a
@@ -41,21 +42,18 @@ private func threadEntry(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableR
     return nil
 }
 
-/// A connected loopback TCP pair: `client` from `Socket.connect`, `server` from `Socket.accept`.
+/// A connected loopback TCP pair, both non-blocking: `client` from `LoopbackSocket.connect` (its receive buffer
+/// set before the connect), `server` from `Socket.accept`.
 func loopbackPair(clientReceiveBuffer: Int? = nil, serverSendBuffer: Int? = nil) throws -> (client: CInt, server: CInt) {
     let listener = try Socket.listen(host: "127.0.0.1", port: 0)
     defer { Socket.close(listener) }
-    let address = try SocketAddress(ipAddress: "127.0.0.1", port: try Socket.localPort(listener))
-    let (client, _) = try Socket.connect(to: address)
-    if let clientReceiveBuffer { try Socket.setBufferSizes(client, receive: clientReceiveBuffer) }
+    let client = try LoopbackSocket.connect(port: try Socket.localPort(listener), receiveBuffer: clientReceiveBuffer)
+    try Socket.setNonBlocking(client)
     var pending = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
     guard poll(&pending, 1, 10_000) == 1, let server = try Socket.accept(listener) else {
         Socket.close(client)
         throw IOError(errno: ETIMEDOUT, function: "accept (test)")
     }
     if let serverSendBuffer { try Socket.setBufferSizes(server, send: serverSendBuffer) }
-    var writable = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
-    _ = poll(&writable, 1, 10_000)
-    _ = try Socket.finishConnect(client)
     return (client, server)
 }

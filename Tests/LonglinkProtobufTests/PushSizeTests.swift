@@ -15,7 +15,11 @@ struct PushSizeTests {
 
     @Test("the push names the order id and the line once, in its route, and no idempotency key")
     func noRepeatedOrder() throws {
-        guard case .push(var push) = PushSizeComparison.typicalPush() else { return }
+        let frame = PushSizeComparison.typicalPush()
+        guard case .push(var push) = frame else {
+            Issue.record("the typical push is not a push frame: \(frame)")
+            return
+        }
         push.record.idempotencyKey = "idem-key-1"
         var buffer = ByteBuffer()
         try ProtobufFrameCodec().encode(ServerFrame.push(push), into: &buffer)

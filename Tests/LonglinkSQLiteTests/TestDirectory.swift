@@ -74,19 +74,10 @@ enum SQLiteTesting {
         return fragments.allSatisfy { lower.contains($0.lowercased()) }
     }
 
-    /// Runs a shell-free command (e.g. chattr) and returns its exit status.
+    /// Runs a shell-free command (e.g. chattr) and returns its exit status (-1 if it could not start or ran past
+    /// 60 s and was killed).
     static func run(_ executable: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return -1
-        }
-        process.waitUntilExit()
-        return process.terminationStatus
+        guard let child = try? ChildProcess(executable, arguments) else { return -1 }
+        return child.waitForExit(timeout: .seconds(60))?.shellStatus ?? -1
     }
 }

@@ -75,11 +75,11 @@ struct PresenceScaleOutTests {
         #expect(elapsed < .milliseconds(1_600), "TTL 1 s plus a refresh period at most; took \(elapsed)")
 
         // Node C has a 60 s TTL: only a clean shutdown can remove its entry quickly.
-        kill(nodeC.process.processIdentifier, SIGTERM)
+        nodeC.process.signal(SIGTERM)
         let cleaned = try until(rider, route, timeout: .seconds(5)) { $0 == ["rider-app"] }
         #expect(cleaned != nil, "node C's entries were not removed on SIGTERM")
-        nodeC.process.waitUntilExit()
-        #expect(nodeC.process.terminationStatus == 0)
+        let ended = nodeC.process.waitForExit(timeout: .seconds(60))
+        #expect(ended == .exited(0), "node C after SIGTERM: \(String(describing: ended))")
         nodeB.kill9()
     }
 }

@@ -206,38 +206,37 @@ struct FollowerError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// `longlink serve` as a child process (a node that a test can SIGKILL).
+/// `longlink serve` as a child process (a node that a test can SIGKILL), its stderr in a file.
 final class NodeProcess {
-    let process = Process()
-    let stderr = Pipe()
+    let process: ChildProcess
+    private let stderrPath = NSTemporaryDirectory() + "longlink-node-\(UUID().uuidString).err"
     private(set) var port = 0
 
     init(_ arguments: [String]) throws {
         let executable = try #require(Self.executable(), "longlink is not built")
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--loops", "1", "--drain-period", "200ms", "--insecure-dev", "--metrics-listen", "off"] + arguments
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        var collected = Data()
+        process = try ChildProcess(
+            executable,
+            ["serve", "--listen", "127.0.0.1:0", "--loops", "1", "--drain-period", "200ms", "--insecure-dev", "--metrics-listen", "off"] + arguments,
+            standardError: stderrPath
+        )
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline && port == 0 && process.isRunning {
-            collected.append(stderr.fileHandleForReading.availableData)
-            let text = String(decoding: collected, as: UTF8.self)
+            let text = process.standardErrorText
             if let range = text.range(of: #"serving on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 port = Int(text[range].split(separator: ":").last!)!
+            } else {
+                usleep(10_000)
             }
         }
     }
 
     /// SIGKILL and reap.
-    func kill9() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    func kill9() { process.kill() }
 
-    deinit { kill9() }
+    deinit {
+        kill9()
+        try? FileManager.default.removeItem(atPath: stderrPath)
+    }
 
     /// The `longlink` executable built next to this test binary.
     static func executable() -> String? {

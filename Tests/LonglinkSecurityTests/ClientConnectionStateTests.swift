@@ -46,17 +46,30 @@ extension ConnectionState {
 /// draining server, a full server.
 @Suite("client library: observable connection state and typed failure reasons (real sockets, real TLS)", .serialized)
 struct ClientConnectionStateTests {
-    func client(host: String = "127.0.0.1", port: Int, token: String = "", reconnects: Bool = true) throws -> LonglinkClient {
+    func client(
+        backend: SelectorBackend,
+        host: String = "127.0.0.1",
+        port: Int,
+        token: String = "",
+        reconnects: Bool = true
+    ) throws -> LonglinkClient {
         try LonglinkClient(
-            configuration: ClientConfiguration(host: host, port: port, token: token, connectTimeout: .seconds(5), reconnects: reconnects)
+            configuration: ClientConfiguration(
+                host: host,
+                port: port,
+                token: token,
+                connectTimeout: .seconds(5),
+                reconnects: reconnects,
+                selectorBackend: backend
+            )
         )
     }
 
-    @Test("connecting → connected → (lost) waiting to retry with the delay and reason → connecting → connected → stopped")
-    func transitions() async throws {
+    @Test("connecting → connected → (lost) waiting to retry with the delay and reason → connecting → connected → stopped", arguments: SelectorBackend.allCases)
+    func transitions(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
-        let client = try gateway.client(.plain, token: gateway.token())
+        let client = try gateway.client(.plain, backend: backend, token: gateway.token())
         let recorder = StateRecorder(client)
         #expect(await recorder.first { $0.isConnected } != nil)
         client.simulateNetworkLoss()
@@ -89,10 +102,10 @@ struct ClientConnectionStateTests {
         #expect(client.state.description == "stopped by the app")
     }
 
-    @Test("a closed port is connection refused and an unresolvable name is host not found; both are retried")
-    func unreachable() async throws {
+    @Test("a closed port is connection refused and an unresolvable name is host not found; both are retried", arguments: SelectorBackend.allCases)
+    func unreachable(backend: SelectorBackend) async throws {
         let closed = try BoundPort()
-        let refused = try client(port: closed.port)
+        let refused = try client(backend: backend, port: closed.port)
         defer { refused.close() }
         let refusedStates = StateRecorder(refused)
         let waiting = await refusedStates.first { $0.isWaitingToRetry }
@@ -107,15 +120,15 @@ struct ClientConnectionStateTests {
             #expect(error == .connectionFailed(.connectionRefused(host: "127.0.0.1", port: closed.port)))
         }
 
-        let unknown = try client(host: "no-such-host.invalid", port: 7070)
+        let unknown = try client(backend: backend, host: "no-such-host.invalid", port: 7070)
         defer { unknown.close() }
         let unknownStates = StateRecorder(unknown)
         #expect(await unknownStates.first { $0.isWaitingToRetry }?.failure == .hostNotFound("no-such-host.invalid"))
         #expect(!unknown.state.isStopped)
     }
 
-    @Test("a refused certificate stops the client with its cause: expired, name mismatch, unknown CA")
-    func certificateFailures() async throws {
+    @Test("a refused certificate stops the client with its cause: expired, name mismatch, unknown CA", arguments: SelectorBackend.allCases)
+    func certificateFailures(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
         let trust = TLSConfiguration.client(trust: .caFile(certificates.caFile))
@@ -126,7 +139,7 @@ struct ClientConnectionStateTests {
             (.selfSigned, trust, .unknownAuthority, "TLS: certificate verify failed: not issued by a trusted CA"),
         ]
         for (listener, tls, cause, message) in cases {
-            let client = try gateway.client(listener, token: gateway.token(), tls: tls, serverName: "localhost")
+            let client = try gateway.client(listener, backend: backend, token: gateway.token(), tls: tls, serverName: "localhost")
             defer { client.close() }
             let stopped = await StateRecorder(client).first { $0.isStopped }
             guard case .stopped(.tls(let failure)?)? = stopped else {
@@ -139,11 +152,11 @@ struct ClientConnectionStateTests {
         }
     }
 
-    @Test("the TLS port spoken to in plain is not Longlink; a plain port spoken to in TLS is not TLS; both retried")
-    func wrongProtocol() async throws {
+    @Test("the TLS port spoken to in plain is not Longlink; a plain port spoken to in TLS is not TLS; both retried", arguments: SelectorBackend.allCases)
+    func wrongProtocol(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
-        let plainOnTLS = try gateway.client(.tls, token: gateway.token())
+        let plainOnTLS = try gateway.client(.tls, backend: backend, token: gateway.token())
         defer { plainOnTLS.close() }
         let plainStates = StateRecorder(plainOnTLS)
         guard case .notLonglink(let why)? = await plainStates.first(where: { $0.isWaitingToRetry })?.failure else {
@@ -151,7 +164,7 @@ struct ClientConnectionStateTests {
             return
         }
         #expect(why.contains("TLS"))
-        let tlsOnPlain = try gateway.client(.plain, token: gateway.token(), tls: .client(trust: .caFile(certificates.caFile)), serverName: "localhost")
+        let tlsOnPlain = try gateway.client(.plain, backend: backend, token: gateway.token(), tls: .client(trust: .caFile(certificates.caFile)), serverName: "localhost")
         defer { tlsOnPlain.close() }
         let tlsStates = StateRecorder(tlsOnPlain)
         guard case .tls(let failure)? = await tlsStates.first(where: { $0.isWaitingToRetry })?.failure else {
@@ -162,11 +175,11 @@ struct ClientConnectionStateTests {
         #expect("\(failure)" == "TLS: not a TLS endpoint (the server answered without TLS)")
     }
 
-    @Test("a refused token stops the client and fails its publishes with the reason; an expired token is not retried")
-    func refusedTokens() async throws {
+    @Test("a refused token stops the client and fails its publishes with the reason; an expired token is not retried", arguments: SelectorBackend.allCases)
+    func refusedTokens(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
-        let invalid = try gateway.client(.plain, token: "not-a-jwt")
+        let invalid = try gateway.client(.plain, backend: backend, token: "not-a-jwt")
         defer { invalid.close() }
         let invalidStop = await StateRecorder(invalid).first { $0.isStopped }
         guard case .stopped(.authentication(.invalidToken(let why))?)? = invalidStop else {
@@ -184,7 +197,7 @@ struct ClientConnectionStateTests {
             }
         }
 
-        let expired = try gateway.client(.plain, token: gateway.token(ttlSeconds: -60))
+        let expired = try gateway.client(.plain, backend: backend, token: gateway.token(ttlSeconds: -60))
         defer { expired.close() }
         let expiredStop = await StateRecorder(expired).first { $0.isStopped }
         #expect(expiredStop == .stopped(.authentication(.tokenExpired)))
@@ -195,10 +208,10 @@ struct ClientConnectionStateTests {
         #expect(gateway.counters.disconnects[.invalidToken] == 1)
     }
 
-    @Test("a draining server: waiting to retry after shutting down, with the server's reconnect hint as the delay")
-    func drainingServer() async throws {
+    @Test("a draining server: waiting to retry after shutting down, with the server's reconnect hint as the delay", arguments: SelectorBackend.allCases)
+    func drainingServer(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
-        let client = try gateway.client(.plain, token: gateway.token())
+        let client = try gateway.client(.plain, backend: backend, token: gateway.token())
         defer { client.close() }
         let recorder = StateRecorder(client)
         #expect(await recorder.first { $0.isConnected } != nil)
@@ -212,14 +225,14 @@ struct ClientConnectionStateTests {
         #expect(waiting?.failure?.isTerminal == false)
     }
 
-    @Test("a full server: waiting to retry after too many connections")
-    func fullServer() async throws {
+    @Test("a full server: waiting to retry after too many connections", arguments: SelectorBackend.allCases)
+    func fullServer(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway(maxConnections: 1)
         defer { gateway.stop() }
-        let first = try gateway.client(.plain, token: gateway.token())
+        let first = try gateway.client(.plain, backend: backend, token: gateway.token())
         defer { first.close() }
         try await first.waitUntilConnected(timeout: .seconds(10))
-        let second = try gateway.client(.plain, token: gateway.token())
+        let second = try gateway.client(.plain, backend: backend, token: gateway.token())
         defer { second.close() }
         guard case .tooManyConnections(let hint)? = await StateRecorder(second).first(where: { $0.isWaitingToRetry })?.failure else {
             Issue.record("expected too many connections, got \(second.state)")

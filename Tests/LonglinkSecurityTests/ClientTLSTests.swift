@@ -17,14 +17,20 @@ struct ClientTLSTests {
         return try #require(PublicKeyPin(hex: hex), "openssl printed \(output.text)")
     }
 
-    func client(_ gateway: SecureGateway, _ listener: SecureGateway.Listener, tls: ClientTLS) throws -> LonglinkClient {
+    func client(
+        _ gateway: SecureGateway,
+        _ listener: SecureGateway.Listener,
+        backend: SelectorBackend,
+        tls: ClientTLS
+    ) throws -> LonglinkClient {
         let configuration = ClientConfiguration(
             host: "127.0.0.1",
             port: gateway.port(listener),
             token: gateway.token(),
             connectTimeout: .seconds(5),
             tls: tls,
-            serverName: "localhost"
+            serverName: "localhost",
+            selectorBackend: backend
         )
         return try LonglinkClient(configuration: configuration)
     }
@@ -34,13 +40,13 @@ struct ClientTLSTests {
         await StateRecorder(client).first { $0.isConnected || $0.isStopped }
     }
 
-    @Test("a good certificate connects, trusting the CA from a file or from PEM bytes")
-    func goodCertificate() async throws {
+    @Test("a good certificate connects, trusting the CA from a file or from PEM bytes", arguments: SelectorBackend.allCases)
+    func goodCertificate(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
         let pem = try [UInt8](Data(contentsOf: URL(fileURLWithPath: certificates.caFile)))
         for trust in [ClientTLS.Trust.caFile(certificates.caFile), .caPEM(pem)] {
-            let client = try client(gateway, .tls, tls: ClientTLS(trust: trust))
+            let client = try client(gateway, .tls, backend: backend, tls: ClientTLS(trust: trust))
             defer { client.close() }
             let state = await outcome(client)
             #expect(state?.isConnected == true, "\(trust): \(String(describing: state))")
@@ -48,8 +54,13 @@ struct ClientTLSTests {
     }
 
     /// The TLS failure a client with `tls` stopped for on `listener` (nil, recorded as an issue, if it did not).
-    func tlsStop(_ gateway: SecureGateway, _ listener: SecureGateway.Listener, tls: ClientTLS) async throws -> TLSFailure? {
-        let client = try client(gateway, listener, tls: tls)
+    func tlsStop(
+        _ gateway: SecureGateway,
+        _ listener: SecureGateway.Listener,
+        backend: SelectorBackend,
+        tls: ClientTLS
+    ) async throws -> TLSFailure? {
+        let client = try client(gateway, listener, backend: backend, tls: tls)
         defer { client.close() }
         let state = await outcome(client)
         guard case .stopped(.tls(let failure)?)? = state else {
@@ -60,29 +71,29 @@ struct ClientTLSTests {
         return failure
     }
 
-    @Test("wrong name, expired and unknown CA stop the client with the typed TLS cause")
-    func verificationFailures() async throws {
+    @Test("wrong name, expired and unknown CA stop the client with the typed TLS cause", arguments: SelectorBackend.allCases)
+    func verificationFailures(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
         let trust = ClientTLS(trust: .caFile(certificates.caFile))
-        #expect(try await tlsStop(gateway, .wrongHost, tls: trust)?.cause == .nameMismatch)
-        #expect(try await tlsStop(gateway, .expired, tls: trust)?.cause == .certificateExpired)
-        #expect(try await tlsStop(gateway, .selfSigned, tls: trust)?.cause == .unknownAuthority)
-        #expect(try await tlsStop(gateway, .tls, tls: ClientTLS(trust: .system))?.cause == .unknownAuthority)
+        #expect(try await tlsStop(gateway, .wrongHost, backend: backend, tls: trust)?.cause == .nameMismatch)
+        #expect(try await tlsStop(gateway, .expired, backend: backend, tls: trust)?.cause == .certificateExpired)
+        #expect(try await tlsStop(gateway, .selfSigned, backend: backend, tls: trust)?.cause == .unknownAuthority)
+        #expect(try await tlsStop(gateway, .tls, backend: backend, tls: ClientTLS(trust: .system))?.cause == .unknownAuthority)
     }
 
-    @Test("a pinned key that matches connects; a pin that does not match stops the client with pin mismatch")
-    func pinning() async throws {
+    @Test("a pinned key that matches connects; a pin that does not match stops the client with pin mismatch", arguments: SelectorBackend.allCases)
+    func pinning(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
         let serverPin = try Self.pin(of: certificates.serverCertificate)
         let otherPin = try Self.pin(of: certificates.clientCertificate)
-        let matching = try client(gateway, .tls, tls: ClientTLS(trust: .caFile(certificates.caFile), pinnedPublicKeys: [otherPin, serverPin]))
+        let matching = try client(gateway, .tls, backend: backend, tls: ClientTLS(trust: .caFile(certificates.caFile), pinnedPublicKeys: [otherPin, serverPin]))
         defer { matching.close() }
         let connected = await outcome(matching)
         #expect(connected?.isConnected == true, "\(String(describing: connected))")
 
-        let failure = try await tlsStop(gateway, .tls, tls: ClientTLS(trust: .caFile(certificates.caFile), pinnedPublicKeys: [otherPin]))
+        let failure = try await tlsStop(gateway, .tls, backend: backend, tls: ClientTLS(trust: .caFile(certificates.caFile), pinnedPublicKeys: [otherPin]))
         #expect(failure?.cause == .pinMismatch, "\(String(describing: failure?.detail))")
         #expect(failure.map { "\($0)" } == "TLS: certificate verify failed: public key does not match the pinned keys")
     }

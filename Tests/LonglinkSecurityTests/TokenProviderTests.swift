@@ -2,6 +2,7 @@ import Foundation
 import LonglinkClient
 import LonglinkCore
 import LonglinkGateway
+import LonglinkLoop
 import LonglinkTestSupport
 import Synchronization
 import Testing
@@ -30,19 +31,20 @@ struct TokenProviderTests {
         var description: String { "the token service answered 503" }
     }
 
-    func client(_ gateway: SecureGateway, provider: @escaping TokenProvider) throws -> LonglinkClient {
+    func client(_ gateway: SecureGateway, backend: SelectorBackend, provider: @escaping TokenProvider) throws -> LonglinkClient {
         try LonglinkClient(
             configuration: ClientConfiguration(
                 host: "127.0.0.1",
                 port: gateway.port(.plain),
                 tokenProvider: provider,
-                connectTimeout: .seconds(5)
+                connectTimeout: .seconds(5),
+                selectorBackend: backend
             )
         )
     }
 
-    @Test("asked on connect and on token_expiring; the refresh keeps the session; no record lost or duplicated")
-    func refreshKeepsSession() async throws {
+    @Test("asked on connect and on token_expiring; the refresh keeps the session; no record lost or duplicated", arguments: SelectorBackend.allCases)
+    func refreshKeepsSession(backend: SelectorBackend) async throws {
         // The short token lives 8 s and is warned about 6 s before: long enough for the first connect on a loaded
         // machine, short enough that the test outlives it.
         let gateway = try SecureGateway(tokenWarningLeadMillis: 6_000)
@@ -50,7 +52,7 @@ struct TokenProviderTests {
         let requests = Requests()
         let minted = Date()
         let (short, long) = (gateway.token(ttlSeconds: 8), gateway.token(ttlSeconds: 3600))
-        let client = try client(gateway) { request in
+        let client = try client(gateway, backend: backend) { request in
             requests.add(request)
             if case .expiring = request { return long }
             return short
@@ -78,8 +80,8 @@ struct TokenProviderTests {
         #expect(gateway.counters.disconnects[.tokenExpired] == nil)
     }
 
-    @Test("the provider runs on the client's own thread: a cooperative pool held by blocking work does not stop the connect")
-    func providerDoesNotNeedTheCooperativePool() throws {
+    @Test("the provider runs on the client's own thread: a cooperative pool held by blocking work does not stop the connect", arguments: SelectorBackend.allCases)
+    func providerDoesNotNeedTheCooperativePool(backend: SelectorBackend) throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
         let token = gateway.token(ttlSeconds: 3600)
@@ -92,7 +94,7 @@ struct TokenProviderTests {
         }
         defer { released.flag.store(true, ordering: .releasing) }
         let asked = Requests()
-        let client = try client(gateway) { request in
+        let client = try client(gateway, backend: backend) { request in
             asked.add(request)
             return token
         }
@@ -103,13 +105,13 @@ struct TokenProviderTests {
         #expect(asked.all == [.connecting])
     }
 
-    @Test("after token_expired the provider is asked once and the client connects with the new token")
-    func refusedTokenReplaced() async throws {
+    @Test("after token_expired the provider is asked once and the client connects with the new token", arguments: SelectorBackend.allCases)
+    func refusedTokenReplaced(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
         let requests = Requests()
         let (expired, fresh) = (gateway.token(ttlSeconds: -60), gateway.token(ttlSeconds: 3600))
-        let client = try client(gateway) { request in
+        let client = try client(gateway, backend: backend) { request in
             requests.add(request)
             if case .rejected = request { return fresh }
             return expired
@@ -119,11 +121,11 @@ struct TokenProviderTests {
         #expect(requests.all == [.connecting, .rejected(.tokenExpired)])
     }
 
-    @Test("a provider that fails, or returns the refused token again, stops the client with the reason")
-    func providerFailures() async throws {
+    @Test("a provider that fails, or returns the refused token again, stops the client with the reason", arguments: SelectorBackend.allCases)
+    func providerFailures(backend: SelectorBackend) async throws {
         let gateway = try SecureGateway()
         defer { gateway.stop() }
-        let failing = try client(gateway) { _ in throw BackendDown() }
+        let failing = try client(gateway, backend: backend) { _ in throw BackendDown() }
         defer { failing.close() }
         let failed = await StateRecorder(failing).first { $0.isStopped }
         #expect(failed?.failure == .authentication(.tokenUnavailable("the token provider failed: the token service answered 503")))
@@ -131,7 +133,7 @@ struct TokenProviderTests {
 
         let requests = Requests()
         let expired = gateway.token(ttlSeconds: -60)
-        let stale = try client(gateway) { request in
+        let stale = try client(gateway, backend: backend) { request in
             requests.add(request)
             return expired
         }

@@ -15,18 +15,10 @@ public final class FramePeer {
     public private(set) var eof = false
     private var closed = false
 
-    /// Connects to 127.0.0.1:`port`, optionally with a small receive buffer (a reader that stalls sooner).
+    /// Connects to 127.0.0.1:`port`, optionally with a small receive buffer (a reader that stalls sooner; set
+    /// before the connect, see `LoopbackSocket.connect`).
     public init(port: Int, receiveBuffer: Int? = nil) throws {
-        let address = try SocketAddress(ipAddress: "127.0.0.1", port: port)
-        let (fd, connected) = try Socket.connect(to: address)
-        self.fd = fd
-        if let receiveBuffer { try Socket.setBufferSizes(fd, receive: receiveBuffer) }
-        if !connected {
-            var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            _ = poll(&pfd, 1, 5_000)
-            _ = try Socket.finishConnect(fd)
-        }
-        try Socket.setNonBlocking(fd, false)
+        fd = try LoopbackSocket.connect(port: port, receiveBuffer: receiveBuffer)
     }
 
     deinit { close() }

@@ -27,21 +27,13 @@ public final class HTTPTestClient {
     /// True once the server closed the connection.
     public private(set) var closed = false
 
-    /// Connects to 127.0.0.1:`port`.
-    public init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HTTPTestError("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw HTTPTestError("connect to port \(port): errno \(code)")
+    /// Connects to 127.0.0.1:`port`; `receiveBuffer` sets `SO_RCVBUF` before the connect (see
+    /// `LoopbackSocket.connect`: set later, it makes a stalled reader's connection drop and retransmit).
+    public init(port: Int, receiveBuffer: Int? = nil) throws {
+        do {
+            fd = try LoopbackSocket.connect(port: port, receiveBuffer: receiveBuffer)
+        } catch {
+            throw HTTPTestError("connect to port \(port): \(error)")
         }
     }
 

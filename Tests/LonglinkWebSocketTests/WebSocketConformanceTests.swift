@@ -226,7 +226,7 @@ struct WebSocketConformanceTests {
         #expect(disconnect?.code == .shutdown)
         #expect(WebSocketPeer.lastEvent(peer).map { if case .close(3000, _) = $0 { true } else { false } } == true)
         gateway.stop()
-        #expect(gateway.process.terminationStatus == 0)
+        #expect(gateway.process.termination == .exited(0))
     }
 
     @Test("over the connection limit, a WebSocket client gets 503 with Retry-After")

@@ -14,14 +14,19 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdint.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+// Everything below is Linux only, and only the Swift files in Sources/LonglinkLoop/Linux/ use it; off Linux (a
+// Darwin build of the client with the poll backend) the header is just the portable includes above.
+#if defined(__linux__)
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
 
 // MARK: Layouts LonglinkLoop relies on.
 
@@ -75,3 +80,5 @@ int CLonglinkLinux_tgkill(int tid, int sig);
 
 /// Reads `ssi_signo` from a signalfd record (keeps Swift from depending on the struct's field order).
 static inline uint32_t CLonglinkLinux_signalfd_signo(const struct signalfd_siginfo *info) { return info->ssi_signo; }
+
+#endif // defined(__linux__)

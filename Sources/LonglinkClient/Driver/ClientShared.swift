@@ -28,7 +28,7 @@ final class ClientShared: Sendable {
         self.configuration = Mutex(configuration)
         self.observers = ObserverRegistry(logger: logger)
         self.logger = logger
-        self.tokenExecutor = configuration.tokenProvider == nil ? nil : try? TokenExecutor()
+        self.tokenExecutor = configuration.tokenProvider == nil ? nil : try? TokenExecutor(backend: configuration.selectorBackend)
     }
 
     var currentState: ConnectionState { state.withLock { $0 } }

@@ -10,8 +10,9 @@ final class TokenExecutor: TaskExecutor {
     private let group: EventLoopGroup
     private var loop: EventLoop { group.loops[0] }
 
-    init() throws(IOError) {
-        group = try EventLoopGroup(numberOfThreads: 1)
+    /// `backend`: the client's selector backend (its threads never need epoll on a poll-configured client).
+    init(backend: SelectorBackend) throws(IOError) {
+        group = try EventLoopGroup(numberOfThreads: 1, backend: backend)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {

@@ -1,27 +1,21 @@
 import Foundation
 import Glibc
+import LonglinkTestSupport
 
 /// A child process started with exactly the given environment and working directory (as a service manager or a
 /// shell starts it), stdout and stderr together in a file so a chatty child never blocks on a pipe. Killed by
 /// PID when the value goes away while it still runs.
 final class SpawnedCommand {
-    let process = Process()
+    let child: ChildProcess
     let outputPath: String
 
     /// Starts `arguments[0]` (an absolute path) with the rest as its arguments.
     init(_ arguments: [String], environment: [String: String], directory: String, outputPath: String) throws {
         self.outputPath = outputPath
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.environment = environment
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        try output.close()
+        child = try ChildProcess(
+            arguments[0], Array(arguments.dropFirst()), environment: environment, directory: directory,
+            standardOutput: outputPath, standardError: outputPath
+        )
     }
 
     /// Runs `command` with `/bin/sh -c` to its end (killed after `seconds`); (exit status or nil, output).
@@ -40,16 +34,9 @@ final class SpawnedCommand {
     /// Everything it wrote so far.
     var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
-    /// The exit status once it ended within `seconds`; nil (and killed) otherwise.
+    /// The exit status once it ended within `seconds` (128 + the signal if one ended it); nil (and killed) otherwise.
     func waitForExit(seconds: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
-        }
-        return process.terminationStatus
+        child.waitForExit(timeout: .milliseconds(Int(seconds * 1000)))?.shellStatus
     }
 
     /// The digits right after `prefix` in the output, once they appear within `seconds` (nil if it exits first).
@@ -61,7 +48,7 @@ final class SpawnedCommand {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 if !digits.isEmpty, text[range.upperBound...].dropFirst(digits.count).first != nil { return Int(digits) }
             }
-            if !process.isRunning { return nil }
+            if !child.isRunning { return nil }
             usleep(20_000)
         }
         return nil
@@ -69,14 +56,7 @@ final class SpawnedCommand {
 
     /// SIGTERM by PID, then the exit status within `seconds` (nil, and SIGKILL, if it did not exit).
     func terminate(seconds: Double = 20) -> Int32? {
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        child.signal(SIGTERM)
         return waitForExit(seconds: seconds)
-    }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
     }
 }

@@ -4,6 +4,7 @@ import LonglinkClient
 import LonglinkCommands
 import LonglinkCore
 import LonglinkGateway
+import LonglinkLoop
 import LonglinkStores
 
 /// A real gateway in this process on a free loopback port: the same composition `longlink serve` runs
@@ -56,8 +57,18 @@ final class GatewayHarness {
     /// The operations listener's port (start with `operations: true`).
     var adminPort: Int { running.admin?.port ?? 0 }
 
-    func client(_ configure: (inout ClientConfiguration) -> Void = { _ in }) throws -> LonglinkClient {
-        var configuration = ClientConfiguration(host: "127.0.0.1", port: port, connectTimeout: .seconds(5), publishTimeout: .seconds(30))
+    /// A client of this gateway; `backend` picks its selector (the client suite runs on epoll and on poll).
+    func client(
+        backend: SelectorBackend = .platformDefault,
+        _ configure: (inout ClientConfiguration) -> Void = { _ in }
+    ) throws -> LonglinkClient {
+        var configuration = ClientConfiguration(
+            host: "127.0.0.1",
+            port: port,
+            connectTimeout: .seconds(5),
+            publishTimeout: .seconds(30),
+            selectorBackend: backend
+        )
         configure(&configuration)
         return try LonglinkClient(configuration: configuration)
     }

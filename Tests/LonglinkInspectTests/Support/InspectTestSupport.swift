@@ -1,5 +1,6 @@
 import Foundation
 import LonglinkCommands
+import LonglinkTestSupport
 import Testing
 
 /// Committed fixtures (Tests/LonglinkInspectTests/Fixtures, see its README).
@@ -70,24 +71,10 @@ struct ScratchDirectory {
     func cleanup() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Runs a program to completion with `input` on stdin; (exit status, stdout, stderr).
+/// Runs a program to completion with `input` on stdin (killed after 120 s); (exit status, stdout, stderr).
 func runProgram(_ path: String, _ arguments: [String], input: [UInt8] = []) throws -> (Int32, String, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let stdin = Pipe()
-    let stdout = Pipe()
-    let stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input))
-    try stdin.fileHandleForWriting.close()
-    let out = stdout.fileHandleForReading.readDataToEndOfFile()
-    let err = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    let output = try ProcessRunner.run([path] + arguments, input: input, timeout: .seconds(120))
+    return (output.status, String(decoding: output.stdout, as: UTF8.self), output.stderr)
 }
 
 /// The package root (for `proto/`), from this file's path.

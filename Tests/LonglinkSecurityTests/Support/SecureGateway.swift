@@ -98,16 +98,23 @@ final class SecureGateway {
         return try! JWTMinter(secret: testSecret).mint(claims)
     }
 
-    /// A client library connection (plain unless `tls` is given).
+    /// A client library connection (plain unless `tls` is given), on the `backend` selector.
     func client(
         _ listener: Listener = .plain,
+        backend: SelectorBackend = .platformDefault,
         token: String,
         tls: TLSConfiguration? = nil,
         serverName: String? = nil,
         logger: Logger = .disabled,
         reconnects: Bool = true
     ) throws -> LonglinkClient {
-        var configuration = ClientConfiguration(host: "127.0.0.1", port: port(listener), token: token, connectTimeout: .seconds(5))
+        var configuration = ClientConfiguration(
+            host: "127.0.0.1",
+            port: port(listener),
+            token: token,
+            connectTimeout: .seconds(5),
+            selectorBackend: backend
+        )
         configuration.reconnects = reconnects
         configuration.serverName = serverName
         if let tls { configuration.transport = TLSTransportFactory(context: try TLSContext(tls)) }

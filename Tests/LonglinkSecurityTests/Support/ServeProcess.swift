@@ -1,14 +1,13 @@
 import Foundation
 import Glibc
 import LonglinkTestSupport
-import Synchronization
 
 /// `longlink serve` as a child process on ephemeral loopback ports, for checks that need the server's own
 /// resident memory (an in-process gateway shares the test runner's heap with every parallel suite).
 /// `LONGLINK_TEST_BINARY` runs the checks against another build (e.g. the binary of an older commit).
 final class ServeProcess {
-    let process = Process()
-    private let output = StderrBuffer()
+    let process: ChildProcess
+    private let scratch: String
     /// The client port.
     private(set) var port = 0
     /// The operations port (/metrics).
@@ -16,17 +15,21 @@ final class ServeProcess {
 
     init(_ arguments: [String]) throws {
         guard let binary = Self.binary() else { throw ServeProcessError("the longlink executable is not built") }
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "serve", "--store", "memory", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-            "--insecure-dev", "--log-level", "warning", "--log-format", "text",
-        ] + arguments
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        let output = self.output
-        stderr.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
-        try process.run()
+        scratch = NSTemporaryDirectory() + "longlink-serve-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        do {
+            process = try ChildProcess(
+                binary,
+                [
+                    "serve", "--store", "memory", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+                    "--insecure-dev", "--log-level", "warning", "--log-format", "text",
+                ] + arguments,
+                standardError: scratch + "/serve.err"
+            )
+        } catch {
+            try? FileManager.default.removeItem(atPath: scratch)
+            throw error
+        }
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline && process.isRunning && (port == 0 || operationsPort == 0) {
             port = number(after: "serving on 127.0.0.1:") ?? 0
@@ -39,10 +42,13 @@ final class ServeProcess {
         }
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: scratch)
+    }
 
     /// What the server wrote to stderr so far.
-    var text: String { output.text }
+    var text: String { process.standardErrorText }
 
     private func number(after prefix: String) -> Int? {
         let text = self.text
@@ -52,7 +58,7 @@ final class ServeProcess {
 
     /// The server's resident set size in bytes (VmRSS), or nil when it has exited.
     var residentBytes: Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+        guard let status = try? String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
         else { return nil }
         return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
@@ -73,14 +79,7 @@ final class ServeProcess {
     }
 
     /// SIGTERM, then SIGKILL if it has not exited within 10 s; always reaped.
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    func stop() { _ = process.terminate(timeout: .seconds(10)) }
 
     /// `LONGLINK_TEST_BINARY`, else the `longlink` built next to this test binary or under `.build/debug/`.
     static func binary() -> String? {
@@ -94,13 +93,6 @@ final class ServeProcess {
         candidates.append(package.appendingPathComponent(".build/debug/longlink").path)
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
-}
-
-/// A child's stderr, collected on the pipe's reader thread.
-final class StderrBuffer: Sendable {
-    private let bytes = Mutex<[UInt8]>([])
-    func append(_ data: Data) { bytes.withLock { $0 += data } }
-    var text: String { String(decoding: bytes.withLock { $0 }, as: UTF8.self) }
 }
 
 /// A child process that did not start.

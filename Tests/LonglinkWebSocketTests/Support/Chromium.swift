@@ -1,32 +1,28 @@
 import Foundation
 import Glibc
+import LonglinkTestSupport
 
 /// Headless Chromium (Debian's `chromium`) showing one page, with the page's console on stderr
 /// (`--enable-logging=stderr`): the example page logs one `longlink {json}` line per event, which is how a test
 /// follows it. Stopped by its process group's id (the browser and its helpers); a fresh profile each time.
 final class Chromium {
-    let process = Process()
+    let process: ChildProcess
     let directory: String
 
     /// Opens `url`; `arguments` are added to the headless defaults.
     init(url: String, arguments: [String] = []) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("longlink-chromium-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory + "/profile", withIntermediateDirectories: true)
-        _ = FileManager.default.createFile(atPath: directory + "/chromium.err", contents: nil)
         // The browser binary itself, not Debian's /usr/bin/chromium wrapper script (which does not exec it): the
-        // child is then the browser, the leader of the process group Foundation gives it, which its helper
-        // processes join.
+        // child is then the browser, the leader of a new process group, which its helper processes join.
         let binary = FileManager.default.isExecutableFile(atPath: "/usr/lib/chromium/chromium") ? "/usr/lib/chromium/chromium" : "/usr/bin/chromium"
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
+        let all = [
             "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--no-default-browser-check", "--disable-extensions", "--disable-background-networking", "--disable-sync",
             "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--mute-audio",
             "--user-data-dir=\(directory)/profile", "--enable-logging=stderr", "--v=0",
         ] + arguments + [url]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/chromium.err"))
-        try process.run()
+        process = try ChildProcess(binary, all, standardError: directory + "/chromium.err", newProcessGroup: true)
     }
 
     deinit {
@@ -35,15 +31,7 @@ final class Chromium {
     }
 
     /// SIGTERM to the browser's process group, then SIGKILL if it lingers.
-    func stop() {
-        guard process.isRunning else { return }
-        let group = -process.processIdentifier
-        kill(group, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
-        if process.isRunning { kill(group, SIGKILL) }
-        process.waitUntilExit()
-    }
+    func stop() { _ = process.terminate(timeout: .seconds(5), toGroup: true) }
 
     /// Everything Chromium logged.
     var log: String { (try? String(contentsOfFile: directory + "/chromium.err", encoding: .utf8)) ?? "" }

@@ -6,7 +6,7 @@ import Testing
 /// `longlink serve` as a child process with a plain, a WebSocket (and optionally a WebSocket-over-TLS) listener
 /// and its operations listener, all on port 0; the bound ports are read from its log. Stopped by its pid.
 final class GatewayProcess {
-    let process = Process()
+    let process: ChildProcess
     let directory: String
     private(set) var port = 0
     private(set) var webSocketPort = 0
@@ -27,12 +27,7 @@ final class GatewayProcess {
         if let certificates {
             all += ["--wss-listen", "127.0.0.1:0", "--tls-cert", certificates.serverCertificate, "--tls-key", certificates.serverKey]
         }
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = all + arguments
-        _ = FileManager.default.createFile(atPath: directory + "/serve.err", contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/serve.err"))
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(binary, all + arguments, standardError: directory + "/serve.err")
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline && process.isRunning {
             let text = log
@@ -58,17 +53,10 @@ final class GatewayProcess {
     var isRunning: Bool { process.isRunning }
 
     /// SIGTERM (a drain), then SIGKILL if it has not exited within `grace`.
-    func stop(grace: Duration = .seconds(10)) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + grace
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    func stop(grace: Duration = .seconds(10)) { _ = process.terminate(timeout: grace) }
 
     /// Sends SIGTERM without waiting.
-    func terminate() { if process.isRunning { kill(process.processIdentifier, SIGTERM) } }
+    func terminate() { process.signal(SIGTERM) }
 
     /// A GET or POST to the operations listener (the admin API accepts any token in --insecure-dev).
     func admin(_ method: String, _ path: String, body: String? = nil, token: String = "dev") throws -> HTTPTestResponse {

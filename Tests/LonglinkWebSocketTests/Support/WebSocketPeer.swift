@@ -38,12 +38,9 @@ final class WebSocketPeer {
     private let codec = ProtobufFrameCodec()
 
     /// Connects to 127.0.0.1:`port`; `receiveBuffer` shrinks the socket's receive buffer (a reader that stalls
-    /// sooner).
+    /// sooner; set before the connect, see `LoopbackSocket.connect`).
     init(port: Int, receiveBuffer: Int? = nil) throws {
-        http = try HTTPTestClient(port: port)
-        if var size = receiveBuffer.map(CInt.init) {
-            _ = setsockopt(http.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
-        }
+        http = try HTTPTestClient(port: port, receiveBuffer: receiveBuffer)
     }
 
     /// The standard upgrade request for `path`, with `fields` added.
