@@ -1,6 +1,7 @@
 import Foundation
 import LonglinkClient
 import LonglinkCore
+import LonglinkLoop
 import LonglinkTestSupport
 import Testing
 
@@ -18,8 +19,11 @@ struct SmartHeartbeatTests {
         return condition()
     }
 
-    @Test("the client learns an interval just below the NAT's idle limit and stays connected with it", .timeLimit(.minutes(2)))
-    func convergesBelowIdleLimit() async throws {
+    @Test(
+        "the client learns an interval just below the NAT's idle limit and stays connected with it",
+        .timeLimit(.minutes(2)), arguments: SelectorBackend.allCases
+    )
+    func convergesBelowIdleLimit(backend: SelectorBackend) async throws {
         // Bounds 1.5–6 s, steps of 1.5 s: 1.5 s and 3 s survive the 3.75 s idle limit, 4.5 s is silently dropped.
         // The limit sits halfway between the two, so a loaded machine (a server ping or a pong up to 0.75 s late)
         // does not change the outcome; the server's 250 ms tick divides every interval here.
@@ -30,7 +34,9 @@ struct SmartHeartbeatTests {
         let store = MemoryHeartbeatStore()
         let learning = HeartbeatLearning(networkName: "test-nat", step: .milliseconds(1_500), pingsPerStep: 1, store: store)
         let client = try LonglinkClient(
-            configuration: ClientConfiguration(host: "127.0.0.1", port: proxy.port, connectTimeout: .seconds(5), heartbeat: learning)
+            configuration: ClientConfiguration(
+                host: "127.0.0.1", port: proxy.port, connectTimeout: .seconds(5), selectorBackend: backend, heartbeat: learning
+            )
         )
         defer { client.close() }
 
@@ -52,13 +58,13 @@ struct SmartHeartbeatTests {
         #expect(client.heartbeat.interval == .seconds(3))
     }
 
-    @Test("a new connection starts from the interval the store holds for the network")
-    func startsFromRemembered() async throws {
+    @Test("a new connection starts from the interval the store holds for the network", arguments: SelectorBackend.allCases)
+    func startsFromRemembered(backend: SelectorBackend) async throws {
         let gateway = try GatewayHarness(loops: 1, pingMillis: 1_000, pongMillis: 1_000, minPingMillis: 1_000, maxPingMillis: 5_000)
         defer { gateway.stop() }
         let store = MemoryHeartbeatStore()
         store.saveLearnedHeartbeat(LearnedHeartbeat(interval: .seconds(4), settled: true), forNetwork: "wifi:office")
-        let client = try gateway.client { configuration in
+        let client = try gateway.client(backend: backend) { configuration in
             configuration.heartbeat = HeartbeatLearning(networkName: "wifi:office", step: .seconds(1), pingsPerStep: 1, store: store)
         }
         defer { client.close() }
