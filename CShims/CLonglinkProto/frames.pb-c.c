@@ -637,6 +637,51 @@ void   longlink__v1__refresh__free_unpacked
   assert(message->base.descriptor == &longlink__v1__refresh__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   longlink__v1__heartbeat_request__init
+                     (Longlink__V1__HeartbeatRequest         *message)
+{
+  static const Longlink__V1__HeartbeatRequest init_value = LONGLINK__V1__HEARTBEAT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t longlink__v1__heartbeat_request__get_packed_size
+                     (const Longlink__V1__HeartbeatRequest *message)
+{
+  assert(message->base.descriptor == &longlink__v1__heartbeat_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t longlink__v1__heartbeat_request__pack
+                     (const Longlink__V1__HeartbeatRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &longlink__v1__heartbeat_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t longlink__v1__heartbeat_request__pack_to_buffer
+                     (const Longlink__V1__HeartbeatRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &longlink__v1__heartbeat_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Longlink__V1__HeartbeatRequest *
+       longlink__v1__heartbeat_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Longlink__V1__HeartbeatRequest *)
+     protobuf_c_message_unpack (&longlink__v1__heartbeat_request__descriptor,
+                                allocator, len, data);
+}
+void   longlink__v1__heartbeat_request__free_unpacked
+                     (Longlink__V1__HeartbeatRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &longlink__v1__heartbeat_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   longlink__v1__presence_request__init
                      (Longlink__V1__PresenceRequest         *message)
 {
@@ -1267,7 +1312,7 @@ void   longlink__v1__presence_event__free_unpacked
   assert(message->base.descriptor == &longlink__v1__presence_event__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor longlink__v1__client_frame__field_descriptors[9] =
+static const ProtobufCFieldDescriptor longlink__v1__client_frame__field_descriptors[10] =
 {
   {
     "ack",
@@ -1377,10 +1422,23 @@ static const ProtobufCFieldDescriptor longlink__v1__client_frame__field_descript
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "heartbeat",
+    23,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Longlink__V1__ClientFrame, kind_case),
+    offsetof(Longlink__V1__ClientFrame, heartbeat),
+    &longlink__v1__heartbeat_request__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned longlink__v1__client_frame__field_indices_by_name[] = {
   0,   /* field[0] = ack */
   6,   /* field[6] = connect */
+  9,   /* field[9] = heartbeat */
   2,   /* field[2] = ping */
   3,   /* field[3] = pong */
   8,   /* field[8] = presence */
@@ -1389,10 +1447,11 @@ static const unsigned longlink__v1__client_frame__field_indices_by_name[] = {
   4,   /* field[4] = subscribe */
   5,   /* field[5] = unsubscribe */
 };
-static const ProtobufCIntRange longlink__v1__client_frame__number_ranges[1 + 1] =
+static const ProtobufCIntRange longlink__v1__client_frame__number_ranges[2 + 1] =
 {
   { 12, 0 },
-  { 0, 9 }
+  { 23, 9 },
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor longlink__v1__client_frame__descriptor =
 {
@@ -1402,10 +1461,10 @@ const ProtobufCMessageDescriptor longlink__v1__client_frame__descriptor =
   "Longlink__V1__ClientFrame",
   "longlink.v1",
   sizeof(Longlink__V1__ClientFrame),
-  9,
+  10,
   longlink__v1__client_frame__field_descriptors,
   longlink__v1__client_frame__field_indices_by_name,
-  1,  longlink__v1__client_frame__number_ranges,
+  2,  longlink__v1__client_frame__number_ranges,
   (ProtobufCMessageInit) longlink__v1__client_frame__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -2029,7 +2088,7 @@ const ProtobufCMessageDescriptor longlink__v1__snapshot__descriptor =
   (ProtobufCMessageInit) longlink__v1__snapshot__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor longlink__v1__connect__field_descriptors[4] =
+static const ProtobufCFieldDescriptor longlink__v1__connect__field_descriptors[5] =
 {
   {
     "protocol_version",
@@ -2079,17 +2138,30 @@ static const ProtobufCFieldDescriptor longlink__v1__connect__field_descriptors[4
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "ping_interval_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__Connect, ping_interval_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned longlink__v1__connect__field_indices_by_name[] = {
   2,   /* field[2] = client_name */
   3,   /* field[3] = client_version */
+  4,   /* field[4] = ping_interval_ms */
   0,   /* field[0] = protocol_version */
   1,   /* field[1] = token */
 };
 static const ProtobufCIntRange longlink__v1__connect__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor longlink__v1__connect__descriptor =
 {
@@ -2099,7 +2171,7 @@ const ProtobufCMessageDescriptor longlink__v1__connect__descriptor =
   "Longlink__V1__Connect",
   "longlink.v1",
   sizeof(Longlink__V1__Connect),
-  4,
+  5,
   longlink__v1__connect__field_descriptors,
   longlink__v1__connect__field_indices_by_name,
   1,  longlink__v1__connect__number_ranges,
@@ -2488,6 +2560,57 @@ const ProtobufCMessageDescriptor longlink__v1__refresh__descriptor =
   (ProtobufCMessageInit) longlink__v1__refresh__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor longlink__v1__heartbeat_request__field_descriptors[2] =
+{
+  {
+    "request_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__HeartbeatRequest, request_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ping_interval_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__HeartbeatRequest, ping_interval_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned longlink__v1__heartbeat_request__field_indices_by_name[] = {
+  1,   /* field[1] = ping_interval_ms */
+  0,   /* field[0] = request_id */
+};
+static const ProtobufCIntRange longlink__v1__heartbeat_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor longlink__v1__heartbeat_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "longlink.v1.HeartbeatRequest",
+  "HeartbeatRequest",
+  "Longlink__V1__HeartbeatRequest",
+  "longlink.v1",
+  sizeof(Longlink__V1__HeartbeatRequest),
+  2,
+  longlink__v1__heartbeat_request__field_descriptors,
+  longlink__v1__heartbeat_request__field_indices_by_name,
+  1,  longlink__v1__heartbeat_request__number_ranges,
+  (ProtobufCMessageInit) longlink__v1__heartbeat_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor longlink__v1__presence_request__field_descriptors[2] =
 {
   {
@@ -2539,7 +2662,7 @@ const ProtobufCMessageDescriptor longlink__v1__presence_request__descriptor =
   (ProtobufCMessageInit) longlink__v1__presence_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor longlink__v1__connected__field_descriptors[8] =
+static const ProtobufCFieldDescriptor longlink__v1__connected__field_descriptors[10] =
 {
   {
     "protocol_version",
@@ -2637,11 +2760,37 @@ static const ProtobufCFieldDescriptor longlink__v1__connected__field_descriptors
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "min_ping_interval_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__Connected, min_ping_interval_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_ping_interval_ms",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Longlink__V1__Connected, max_ping_interval_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned longlink__v1__connected__field_indices_by_name[] = {
   1,   /* field[1] = client_id */
   5,   /* field[5] = max_frame_size */
+  9,   /* field[9] = max_ping_interval_ms */
   6,   /* field[6] = max_subscriptions */
+  8,   /* field[8] = min_ping_interval_ms */
   2,   /* field[2] = node_id */
   3,   /* field[3] = ping_interval_ms */
   4,   /* field[4] = pong_timeout_ms */
@@ -2651,7 +2800,7 @@ static const unsigned longlink__v1__connected__field_indices_by_name[] = {
 static const ProtobufCIntRange longlink__v1__connected__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor longlink__v1__connected__descriptor =
 {
@@ -2661,7 +2810,7 @@ const ProtobufCMessageDescriptor longlink__v1__connected__descriptor =
   "Longlink__V1__Connected",
   "longlink.v1",
   sizeof(Longlink__V1__Connected),
-  8,
+  10,
   longlink__v1__connected__field_descriptors,
   longlink__v1__connected__field_indices_by_name,
   1,  longlink__v1__connected__number_ranges,

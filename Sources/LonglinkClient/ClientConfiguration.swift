@@ -37,6 +37,9 @@ public struct ClientConfiguration: Sendable {
     /// What the client's event-loop threads sleep in: `.epoll` by default on Linux, `.poll` (POSIX only: what an
     /// iOS or Android build uses) everywhere else or when asked.
     public var selectorBackend: SelectorBackend
+    /// Smart heartbeat: learn the longest ping interval the network keeps alive (within the server's bounds) and
+    /// remember it per network; nil uses the server's interval.
+    public var heartbeat: HeartbeatLearning?
 
     public init(
         host: String = "127.0.0.1",
@@ -54,9 +57,11 @@ public struct ClientConfiguration: Sendable {
         tls: ClientTLS? = nil,
         transport: any TransportFactory = PlainTransportFactory(),
         serverName: String? = nil,
-        selectorBackend: SelectorBackend = .platformDefault
+        selectorBackend: SelectorBackend = .platformDefault,
+        heartbeat: HeartbeatLearning? = nil
     ) {
         self.selectorBackend = selectorBackend
+        self.heartbeat = heartbeat
         self.tls = tls
         self.transport = transport
         self.serverName = serverName

@@ -161,6 +161,16 @@ public final class LonglinkClient: Sendable {
 
     // MARK: App life
 
+    /// The heartbeat: the ping interval in use and, with `ClientConfiguration.heartbeat`, what was learned.
+    public var heartbeat: HeartbeatStatus { shared.heartbeat.withLock { $0 } }
+
+    /// The device moved to another network (named as in `HeartbeatLearning.networkName`): heartbeat learning
+    /// continues from what the store holds for that network.
+    public func setNetwork(_ networkName: String) {
+        shared.configuration.withLock { $0.heartbeat?.networkName = networkName }
+        loop.execute { context in context.attachment(ClientDriver.self)?.networkChanged() }
+    }
+
     /// The app moved to the foreground or background; reconnect and probe timings follow.
     public func setApplicationState(_ state: ApplicationState) {
         shared.configuration.withLock { $0.applicationState = state }

@@ -47,7 +47,9 @@ extension ProtobufFrameCodec {
                     pongTimeoutMillis: connected.pong_timeout_ms,
                     maxFrameSize: connected.max_frame_size,
                     maxSubscriptions: connected.max_subscriptions,
-                    tokenExpiresAtMillis: connected.token_expires_at_ms
+                    tokenExpiresAtMillis: connected.token_expires_at_ms,
+                    minPingIntervalMillis: connected.min_ping_interval_ms,
+                    maxPingIntervalMillis: connected.max_ping_interval_ms
                 ))
         case LONGLINK__V1__SERVER_FRAME__KIND_DISCONNECT:
             let disconnect = message.disconnect.pointee
@@ -101,13 +103,17 @@ extension ProtobufFrameCodec {
                     protocolVersion: connect.protocol_version,
                     token: try string(connect.token, "connect.token"),
                     clientName: try string(connect.client_name, "connect.client_name"),
-                    clientVersion: try string(connect.client_version, "connect.client_version")
+                    clientVersion: try string(connect.client_version, "connect.client_version"),
+                    pingIntervalMillis: connect.ping_interval_ms
                 ))
         case LONGLINK__V1__CLIENT_FRAME__KIND_REFRESH:
             return .refresh(RefreshRequest(token: try string(message.refresh.pointee.token, "refresh.token")))
         case LONGLINK__V1__CLIENT_FRAME__KIND_PRESENCE:
             let presence = message.presence.pointee
             return .presence(PresenceRequest(requestID: presence.request_id, route: try string(presence.route, "presence.route")))
+        case LONGLINK__V1__CLIENT_FRAME__KIND_HEARTBEAT:
+            let heartbeat = message.heartbeat.pointee
+            return .heartbeat(HeartbeatRequest(requestID: heartbeat.request_id, pingIntervalMillis: heartbeat.ping_interval_ms))
         default:
             // Not set, or a kind this side does not know (a newer peer, or a server frame sent the wrong way).
             throw .unknownFrameKind

@@ -53,6 +53,7 @@ extension ProtobufFrameCodec {
             var message = Longlink__V1__Connect()
             longlink__v1__connect__init(&message)
             message.protocol_version = connect.protocolVersion
+            message.ping_interval_ms = connect.pingIntervalMillis
             return withCString(connect.token) { token in
                 message.token = token
                 return withCString(connect.clientName) { name in
@@ -78,6 +79,12 @@ extension ProtobufFrameCodec {
                 message.route = route
                 return wrap(&message, LONGLINK__V1__CLIENT_FRAME__KIND_PRESENCE, { $0.presence = $1 }, body)
             }
+        case .heartbeat(let heartbeat):
+            var message = Longlink__V1__HeartbeatRequest()
+            longlink__v1__heartbeat_request__init(&message)
+            message.request_id = heartbeat.requestID
+            message.ping_interval_ms = heartbeat.pingIntervalMillis
+            return wrap(&message, LONGLINK__V1__CLIENT_FRAME__KIND_HEARTBEAT, { $0.heartbeat = $1 }, body)
         }
     }
 

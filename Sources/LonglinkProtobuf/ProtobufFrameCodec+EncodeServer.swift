@@ -72,6 +72,8 @@ extension ProtobufFrameCodec {
             message.max_frame_size = connected.maxFrameSize
             message.max_subscriptions = connected.maxSubscriptions
             message.token_expires_at_ms = connected.tokenExpiresAtMillis
+            message.min_ping_interval_ms = connected.minPingIntervalMillis
+            message.max_ping_interval_ms = connected.maxPingIntervalMillis
             return withCString(connected.clientID) { clientID in
                 message.client_id = clientID
                 return withCString(connected.nodeID) { nodeID in

@@ -49,6 +49,13 @@ struct GoldenFrameTests {
         ("client_ack", .client(.ack(Ack(route: "order://taxi/8812", offset: 3)))),
         // Presence (added compatibly: new frame kinds 20-22 and Subscribe.presence_events; the frames above are unchanged).
         ("client_presence", .client(.presence(PresenceRequest(requestID: 12, route: "order://taxi/8812")))),
+        // Smart heartbeat (added compatibly: frame kind 23, Connect.ping_interval_ms, Connected.min/max_ping_interval_ms).
+        ("client_heartbeat", .client(.heartbeat(HeartbeatRequest(requestID: 4, pingIntervalMillis: 55_000)))),
+        ("client_connect_ping_interval", .client(.connect(ConnectRequest(
+            token: "t", clientName: "rider-app", clientVersion: "3.1", pingIntervalMillis: 120_000)))),
+        ("server_connected_ping_bounds", .server(.connected(Connected(
+            clientID: "c65", nodeID: "node-a", pingIntervalMillis: 120_000, pongTimeoutMillis: 10_000, maxFrameSize: 65_536,
+            maxSubscriptions: 128, minPingIntervalMillis: 10_000, maxPingIntervalMillis: 300_000)))),
         ("client_subscribe_presence_events", .client(.subscribe(SubscribeRequest(
             requestID: 2, route: "order://taxi/*", presenceEvents: true)))),
         ("server_presence_reply", .server(.presenceReply(PresenceReply(

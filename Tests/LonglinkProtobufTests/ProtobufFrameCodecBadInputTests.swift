@@ -128,7 +128,7 @@ struct ProtobufFrameCodecBadInputTests {
         }
     }
 
-    @Test("a frame kind nobody knows is an unknown frame kind", arguments: [23, 99, 536_870_911])  // 20-22: presence frames
+    @Test("a frame kind nobody knows is an unknown frame kind", arguments: [24, 99, 536_870_911])  // 20-22: presence frames, 23: heartbeat
     func unknownKind(_ number: UInt64) {
         #expect(throws: FrameError.unknownFrameKind) { try decodeServer(field(number, [])) }
         #expect(throws: FrameError.unknownFrameKind) { try decodeClient(field(number, varint: 1)) }

@@ -29,6 +29,7 @@ typedef struct Longlink__V1__Ack Longlink__V1__Ack;
 typedef struct Longlink__V1__Ping Longlink__V1__Ping;
 typedef struct Longlink__V1__Pong Longlink__V1__Pong;
 typedef struct Longlink__V1__Refresh Longlink__V1__Refresh;
+typedef struct Longlink__V1__HeartbeatRequest Longlink__V1__HeartbeatRequest;
 typedef struct Longlink__V1__PresenceRequest Longlink__V1__PresenceRequest;
 typedef struct Longlink__V1__Connected Longlink__V1__Connected;
 typedef struct Longlink__V1__Subscribed Longlink__V1__Subscribed;
@@ -243,7 +244,8 @@ typedef enum {
   LONGLINK__V1__CLIENT_FRAME__KIND_UNSUBSCRIBE = 17,
   LONGLINK__V1__CLIENT_FRAME__KIND_CONNECT = 18,
   LONGLINK__V1__CLIENT_FRAME__KIND_REFRESH = 19,
-  LONGLINK__V1__CLIENT_FRAME__KIND_PRESENCE = 20
+  LONGLINK__V1__CLIENT_FRAME__KIND_PRESENCE = 20,
+  LONGLINK__V1__CLIENT_FRAME__KIND_HEARTBEAT = 23
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(LONGLINK__V1__CLIENT_FRAME__KIND__CASE)
 } Longlink__V1__ClientFrame__KindCase;
 
@@ -265,6 +267,7 @@ struct  Longlink__V1__ClientFrame
     Longlink__V1__Connect *connect;
     Longlink__V1__Refresh *refresh;
     Longlink__V1__PresenceRequest *presence;
+    Longlink__V1__HeartbeatRequest *heartbeat;
   };
 };
 #define LONGLINK__V1__CLIENT_FRAME__INIT \
@@ -500,10 +503,15 @@ struct  Longlink__V1__Connect
   char *token;
   char *client_name;
   char *client_version;
+  /*
+   * The ping interval the client asks for (smart heartbeat); 0: the server's default. A value outside the bounds
+   * the server announces in `Connected` is clamped to them; `Connected.ping_interval_ms` says what is in use.
+   */
+  uint32_t ping_interval_ms;
 };
 #define LONGLINK__V1__CONNECT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__connect__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 /*
@@ -630,6 +638,24 @@ struct  Longlink__V1__Refresh
 
 
 /*
+ * Asks the server to ping at another interval from now on (smart heartbeat: the client learns how long the network
+ * path keeps an idle connection alive). Within the bounds of `Connected` it takes effect at once, unanswered: the
+ * next server ping comes `ping_interval_ms` after the previous one, and the server's silence limit becomes
+ * `ping_interval_ms + pong_timeout_ms`. Outside them (or against a server with a fixed interval) it is answered by
+ * `Error` (INVALID_FIELD) with the same request id, and the interval stays as it was.
+ */
+struct  Longlink__V1__HeartbeatRequest
+{
+  ProtobufCMessage base;
+  uint32_t request_id;
+  uint32_t ping_interval_ms;
+};
+#define LONGLINK__V1__HEARTBEAT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__heartbeat_request__descriptor) \
+    , 0, 0 }
+
+
+/*
  * Asks who is subscribed to a route now (the token's routes must cover it); answered by `PresenceReply` or `Error`
  * with the same request id.
  */
@@ -661,10 +687,16 @@ struct  Longlink__V1__Connected
    * 0: the token does not expire
    */
   uint64_t token_expires_at_ms;
+  /*
+   * The ping intervals a client may ask for (`Connect.ping_interval_ms`, `HeartbeatRequest`); both 0 when this
+   * server's interval is fixed. `ping_interval_ms` is the interval in use for this connection.
+   */
+  uint32_t min_ping_interval_ms;
+  uint32_t max_ping_interval_ms;
 };
 #define LONGLINK__V1__CONNECTED__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&longlink__v1__connected__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0 }
+    , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0 }
 
 
 /*
@@ -1198,6 +1230,25 @@ Longlink__V1__Refresh *
 void   longlink__v1__refresh__free_unpacked
                      (Longlink__V1__Refresh *message,
                       ProtobufCAllocator *allocator);
+/* Longlink__V1__HeartbeatRequest methods */
+void   longlink__v1__heartbeat_request__init
+                     (Longlink__V1__HeartbeatRequest         *message);
+size_t longlink__v1__heartbeat_request__get_packed_size
+                     (const Longlink__V1__HeartbeatRequest   *message);
+size_t longlink__v1__heartbeat_request__pack
+                     (const Longlink__V1__HeartbeatRequest   *message,
+                      uint8_t             *out);
+size_t longlink__v1__heartbeat_request__pack_to_buffer
+                     (const Longlink__V1__HeartbeatRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Longlink__V1__HeartbeatRequest *
+       longlink__v1__heartbeat_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   longlink__v1__heartbeat_request__free_unpacked
+                     (Longlink__V1__HeartbeatRequest *message,
+                      ProtobufCAllocator *allocator);
 /* Longlink__V1__PresenceRequest methods */
 void   longlink__v1__presence_request__init
                      (Longlink__V1__PresenceRequest         *message);
@@ -1508,6 +1559,9 @@ typedef void (*Longlink__V1__Pong_Closure)
 typedef void (*Longlink__V1__Refresh_Closure)
                  (const Longlink__V1__Refresh *message,
                   void *closure_data);
+typedef void (*Longlink__V1__HeartbeatRequest_Closure)
+                 (const Longlink__V1__HeartbeatRequest *message,
+                  void *closure_data);
 typedef void (*Longlink__V1__PresenceRequest_Closure)
                  (const Longlink__V1__PresenceRequest *message,
                   void *closure_data);
@@ -1573,6 +1627,7 @@ extern const ProtobufCMessageDescriptor longlink__v1__ack__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__ping__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__pong__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__refresh__descriptor;
+extern const ProtobufCMessageDescriptor longlink__v1__heartbeat_request__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__presence_request__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__connected__descriptor;
 extern const ProtobufCMessageDescriptor longlink__v1__subscribed__descriptor;

@@ -45,8 +45,15 @@ final class ClientDriver: SelectorHandler {
     private var stopReason: ConnectionFailure?
     private(set) var attemptStartedMillis: UInt64 = 0
     private var lastInboundMillis: UInt64 = 0
+    /// When the client last sent a frame (an idle gap is measured from the later of the two).
+    private var lastOutboundMillis: UInt64 = 0
     private var lastProbeMillis: UInt64 = 0
-    private var serverSilenceLimitMillis: UInt64 = 60_000
+    /// Silence after which the connection counts as lost: the ping interval, the pong timeout and a margin.
+    var serverSilenceLimitMillis: UInt64 = 60_000
+    /// The current session's parameters (nil while not connected).
+    var sessionInfo: Connected?
+    /// Smart heartbeat learning (`ClientConfiguration.heartbeat`); nil when off.
+    var heartbeatLearner: HeartbeatLearner?
     private var reconnectTimer: TimerID?
     /// The failure behind the current wait for a retry.
     private var lastFailure: ConnectionFailure?
@@ -70,6 +77,13 @@ final class ClientDriver: SelectorHandler {
             sendsAcks: configuration.sendsAcks
         )
         self.reader = FrameReader(maxFrameSize: configuration.maxFrameSize)
+        self.heartbeatLearner = configuration.heartbeat.map { learning in
+            HeartbeatLearner(
+                step: learning.step,
+                pingsPerStep: learning.pingsPerStep,
+                remembered: learning.store.learnedHeartbeat(forNetwork: learning.networkName)
+            )
+        }
         context.attach(self)
         context.addBeforeSleep { [unowned self] in self.flushIfNeeded() }
         context.schedule(every: .milliseconds(250)) { [unowned self] in self.tick() }
@@ -160,7 +174,7 @@ final class ClientDriver: SelectorHandler {
                 lastInboundMillis = nowMillis
                 connectToken = session.token
                 updateInterest()
-                handle(session.transportConnected())
+                handle(session.transportConnected(pingIntervalMillis: heartbeatLearner?.proposalMillis ?? 0))
             }
         } catch {
             shared.logger.warning("connection set-up failed: \(error)")
@@ -194,6 +208,7 @@ final class ClientDriver: SelectorHandler {
                 streamEnded("closed by the server")
                 return
             case .processed:
+                let idleMillis = nowMillis &- max(lastInboundMillis, lastOutboundMillis)
                 lastInboundMillis = nowMillis
                 receivedBytes = true
                 while self.transport != nil {
@@ -209,6 +224,7 @@ final class ClientDriver: SelectorHandler {
                     }
                     guard let frame else { break }
                     if interceptHistory(frame) || interceptPresence(frame) { continue }
+                    if case .ping = frame, isConnected { heartbeatPingArrived(idleMillis: idleMillis) }
                     handle(session.receive(frame))
                 }
                 // A frame ended the connection (a disconnect): the local `transport` is closed now; reading it again
@@ -239,7 +255,9 @@ final class ClientDriver: SelectorHandler {
                 attempt = 0
                 refusedToken = nil
                 nextTokenRequest = .connecting
-                serverSilenceLimitMillis = UInt64(info.pingIntervalMillis) + UInt64(info.pongTimeoutMillis) + 5_000
+                sessionInfo = info
+                setSilenceLimit(pingIntervalMillis: UInt64(info.pingIntervalMillis))
+                heartbeatConnected(info)
                 shared.setState(.connected(info))
                 resendPendingPublishes()
             case .publishResult(let result):
@@ -425,6 +443,7 @@ final class ClientDriver: SelectorHandler {
             return
         }
         outbound.append(encodeScratch.readableArray)
+        lastOutboundMillis = nowMillis
         flushScheduled = true
     }
 
@@ -468,6 +487,7 @@ final class ClientDriver: SelectorHandler {
         inbound = ByteBuffer()
         outbound.removeAll()
         isConnected = false
+        sessionInfo = nil
         session.connectionLost()
         guard !closed else { return }
         shared.logger.debug("connection ended: \(failure)")
@@ -539,10 +559,13 @@ final class ClientDriver: SelectorHandler {
         let silence = now &- lastInboundMillis
         if silence >= serverSilenceLimitMillis {
             shared.logger.info("server silent for \(silence) ms; reconnecting")
+            heartbeatSilentlyDropped()
             connectionLost(.connectionLost("the server was silent for \(silence) ms"))
             return
         }
-        if let probe = configuration.applicationState.probeAfter {
+        // With heartbeat learning, the server's pings at the learned interval are the probe: a ping of the client's
+        // own would refresh the network path's idle timer and spoil the measurement.
+        if let probe = configuration.applicationState.probeAfter, heartbeatLearner == nil {
             let probeMillis = UInt64(probe.components.seconds * 1000)
             if silence >= probeMillis && now &- lastProbeMillis >= probeMillis {
                 lastProbeMillis = now

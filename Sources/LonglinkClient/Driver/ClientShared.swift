@@ -14,6 +14,8 @@ final class ClientShared: Sendable {
     let tokenExecutor: TokenExecutor?
     /// The last value received for each feature toggle (`config://` route).
     let toggleValues = ToggleCache()
+    /// The heartbeat interval in use and what was learned (`LonglinkClient.heartbeat`).
+    let heartbeat = Mutex(HeartbeatStatus(phase: .inactive, interval: .zero, learned: nil))
     private let state = Mutex<ConnectionState>(.idle)
     private let stateListeners = Mutex<[UInt64: AsyncStream<ConnectionState>.Continuation]>([:])
     private let receiptListeners = Mutex<[UInt64: AsyncStream<DeliveryReceipt>.Continuation]>([:])

@@ -84,10 +84,14 @@ public struct ClientSession {
     // MARK: Connection life
 
     /// The transport is up: send `connect`.
-    public mutating func transportConnected() -> [Event] {
+    /// `pingIntervalMillis` is the heartbeat interval to ask for (0: the server's default).
+    public mutating func transportConnected(pingIntervalMillis: UInt64 = 0) -> [Event] {
         connected = false
         for route in routes.keys { routes[route]!.active = false }
-        return [.send(.connect(ConnectRequest(token: token, clientName: clientName, clientVersion: clientVersion)))]
+        let connect = ConnectRequest(
+            token: token, clientName: clientName, clientVersion: clientVersion, pingIntervalMillis: UInt32(clamping: pingIntervalMillis)
+        )
+        return [.send(.connect(connect))]
     }
 
     /// The connection is gone; positions are kept for the next one.

@@ -160,6 +160,8 @@ public final class RunningGateway: Sendable {
             nodeID: nodeID,
             pingIntervalMillis: milliseconds(configuration.pingInterval),
             pongTimeoutMillis: milliseconds(configuration.pongTimeout),
+            minPingIntervalMillis: configuration.pingIntervalBounds.map { milliseconds($0.lowerBound) } ?? 0,
+            maxPingIntervalMillis: configuration.pingIntervalBounds.map { milliseconds($0.upperBound) } ?? 0,
             handshakeTimeoutMillis: milliseconds(configuration.handshakeTimeout),
             maxSubscriptions: configuration.maxSubscriptions,
             maxFrameSize: configuration.maxFrameSize,

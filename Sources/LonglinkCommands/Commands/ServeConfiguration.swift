@@ -37,6 +37,8 @@ public struct ServeConfiguration: Sendable {
     public var slowPolicy: SlowConsumerPolicy
     /// Server ping interval.
     public var pingInterval: Duration
+    /// The ping intervals a client may ask for (smart heartbeat); nil when the interval is fixed.
+    public var pingIntervalBounds: ClosedRange<Duration>?
     /// Silence tolerated after a ping.
     public var pongTimeout: Duration
     /// Time allowed for the connect frame.
@@ -88,6 +90,7 @@ public struct ServeConfiguration: Sendable {
         slowPolicy = policy
         pingInterval = try options.duration("ping-interval") ?? .seconds(25)
         pongTimeout = try options.duration("pong-timeout") ?? .seconds(10)
+        pingIntervalBounds = try Self.pingIntervalBounds(options, pingInterval: pingInterval)
         handshakeTimeout = try options.duration("handshake-timeout") ?? .seconds(10)
         drainPeriod = try options.duration("drain-period") ?? .seconds(10)
         let age = try options.duration("retention-age") ?? .seconds(86_400)
@@ -117,6 +120,24 @@ public struct ServeConfiguration: Sendable {
         if pingInterval <= .zero || pongTimeout <= .zero || handshakeTimeout <= .zero {
             throw CommandLineError("--ping-interval, --pong-timeout and --handshake-timeout must be above zero")
         }
+    }
+
+    /// `--min-ping-interval`…`--max-ping-interval`: the defaults (10 s … 5 min) widen to include `--ping-interval`;
+    /// given values must hold it; `--max-ping-interval 0` fixes the interval.
+    private static func pingIntervalBounds(
+        _ options: ResolvedOptions, pingInterval: Duration
+    ) throws(CommandLineError) -> ClosedRange<Duration>? {
+        let givenMax = try options.duration("max-ping-interval")
+        if givenMax == .zero { return nil }
+        let givenMin = try options.duration("min-ping-interval")
+        let lower = givenMin ?? min(.seconds(10), pingInterval)
+        let upper = givenMax ?? max(.seconds(300), pingInterval)
+        guard lower > .zero, lower <= pingInterval, pingInterval <= upper else {
+            throw CommandLineError(
+                "--min-ping-interval (\(lower)) ≤ --ping-interval (\(pingInterval)) ≤ --max-ping-interval (\(upper)) must hold, and the minimum must be above zero"
+            )
+        }
+        return lower...upper
     }
 
     private static func positive(_ value: Int, _ name: String, allowZero: Bool = false) throws(CommandLineError) -> Int {

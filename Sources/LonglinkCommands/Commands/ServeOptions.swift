@@ -38,7 +38,15 @@ public enum ServeOptions {
         OptionSpec("max-frame-size", default: "64KiB", valueName: "BYTES", help: "largest inbound frame"),
         OptionSpec("outbound-limit", default: "1MiB", valueName: "BYTES", help: "queued bytes per connection before the slow policy applies"),
         OptionSpec("slow-policy", default: "disconnect", valueName: "POLICY", help: "disconnect | coalesce, for readers over the outbound limit"),
-        OptionSpec("ping-interval", default: "25s", valueName: "DURATION", help: "server ping interval"),
+        OptionSpec("ping-interval", default: "25s", valueName: "DURATION", help: "server ping interval for clients that ask for none"),
+        OptionSpec(
+            "min-ping-interval", valueName: "DURATION",
+            help: "shortest ping interval a client may ask for (default 10s, or --ping-interval if shorter)"
+        ),
+        OptionSpec(
+            "max-ping-interval", valueName: "DURATION",
+            help: "longest ping interval a client may ask for (default 5m, or --ping-interval if longer); 0 = fixed interval"
+        ),
         OptionSpec("pong-timeout", default: "10s", valueName: "DURATION", help: "silence after a ping before the connection is closed"),
         OptionSpec("handshake-timeout", default: "10s", valueName: "DURATION", help: "time allowed for the connect frame"),
         OptionSpec("drain-period", default: "10s", valueName: "DURATION", help: "time over which SIGTERM disconnects clients"),

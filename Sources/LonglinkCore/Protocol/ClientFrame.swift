@@ -21,6 +21,8 @@ public enum ClientFrame: Hashable, Sendable {
     case refresh(RefreshRequest)
     /// Asks who is subscribed to a route now; answered with `presenceReply` or `error`.
     case presence(PresenceRequest)
+    /// Asks the server to ping at another interval (smart heartbeat); refused with `error` outside its bounds.
+    case heartbeat(HeartbeatRequest)
 }
 
 /// The first frame of a session.
@@ -33,12 +35,34 @@ public struct ConnectRequest: Hashable, Sendable {
     public var clientName: String
     /// Client software version.
     public var clientVersion: String
+    /// The ping interval the client asks for; 0 for the server's default (clamped to the server's bounds).
+    public var pingIntervalMillis: UInt32
 
-    public init(protocolVersion: UInt32 = 1, token: String = "", clientName: String = "", clientVersion: String = "") {
+    public init(
+        protocolVersion: UInt32 = 1,
+        token: String = "",
+        clientName: String = "",
+        clientVersion: String = "",
+        pingIntervalMillis: UInt32 = 0
+    ) {
         self.protocolVersion = protocolVersion
         self.token = token
         self.clientName = clientName
         self.clientVersion = clientVersion
+        self.pingIntervalMillis = pingIntervalMillis
+    }
+}
+
+/// Asks the server to ping at another interval from now on (the client's heartbeat learning).
+public struct HeartbeatRequest: Hashable, Sendable {
+    /// Correlates a refusal (`error`); an accepted request is not answered.
+    public var requestID: UInt32
+    /// The interval asked for, within the bounds of `Connected`.
+    public var pingIntervalMillis: UInt32
+
+    public init(requestID: UInt32, pingIntervalMillis: UInt32) {
+        self.requestID = requestID
+        self.pingIntervalMillis = pingIntervalMillis
     }
 }
 

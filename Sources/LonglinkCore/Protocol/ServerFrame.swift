@@ -36,7 +36,7 @@ public struct Connected: Hashable, Sendable {
     public var clientID: String
     /// The node serving the connection.
     public var nodeID: String
-    /// How often the server pings.
+    /// How often the server pings on this connection (the client's proposal when it made one within the bounds).
     public var pingIntervalMillis: UInt32
     /// How long the server waits for any frame before closing with `heartbeatTimeout`.
     public var pongTimeoutMillis: UInt32
@@ -46,6 +46,13 @@ public struct Connected: Hashable, Sendable {
     public var maxSubscriptions: UInt32
     /// When the token expires (ms since the Unix epoch); 0 when it does not.
     public var tokenExpiresAtMillis: UInt64
+    /// The shortest ping interval a client may ask for; 0 when the server's interval is fixed.
+    public var minPingIntervalMillis: UInt32
+    /// The longest ping interval a client may ask for; 0 when the server's interval is fixed.
+    public var maxPingIntervalMillis: UInt32
+
+    /// Whether this server lets the client choose its ping interval (within the bounds).
+    public var acceptsPingIntervals: Bool { maxPingIntervalMillis > 0 && minPingIntervalMillis <= maxPingIntervalMillis }
 
     public init(
         protocolVersion: UInt32 = 1,
@@ -55,8 +62,12 @@ public struct Connected: Hashable, Sendable {
         pongTimeoutMillis: UInt32,
         maxFrameSize: UInt32,
         maxSubscriptions: UInt32,
-        tokenExpiresAtMillis: UInt64 = 0
+        tokenExpiresAtMillis: UInt64 = 0,
+        minPingIntervalMillis: UInt32 = 0,
+        maxPingIntervalMillis: UInt32 = 0
     ) {
+        self.minPingIntervalMillis = minPingIntervalMillis
+        self.maxPingIntervalMillis = maxPingIntervalMillis
         self.protocolVersion = protocolVersion
         self.clientID = clientID
         self.nodeID = nodeID

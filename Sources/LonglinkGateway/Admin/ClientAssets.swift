@@ -63,6 +63,7 @@ export const SCHEMA = {
       ack: [12, "Ack", "oneof"], publish: [13, "Publish", "oneof"], ping: [14, "Ping", "oneof"],
       pong: [15, "Pong", "oneof"], subscribe: [16, "Subscribe", "oneof"], unsubscribe: [17, "Unsubscribe", "oneof"],
       connect: [18, "Connect", "oneof"], refresh: [19, "Refresh", "oneof"], presence: [20, "PresenceRequest", "oneof"],
+      heartbeat: [23, "HeartbeatRequest", "oneof"],
     },
     ServerFrame: {
       push: [1, "Push", "oneof"], ping: [2, "Ping", "oneof"], pong: [3, "Pong", "oneof"],
@@ -87,7 +88,10 @@ export const SCHEMA = {
       state_code: [1, "State", "oneof"], state_name: [2, "string", "oneof"], fields: [3, "OrderFields"],
       position: [4, "Position"], created_at_ms: [5, "uint64"], updated_at_ms: [6, "uint64"],
     },
-    Connect: { protocol_version: [1, "uint32"], token: [2, "string"], client_name: [3, "string"], client_version: [4, "string"] },
+    Connect: {
+      protocol_version: [1, "uint32"], token: [2, "string"], client_name: [3, "string"], client_version: [4, "string"],
+      ping_interval_ms: [5, "uint32"],
+    },
     Subscribe: { request_id: [1, "uint32"], route: [2, "string"], since: [3, "Position"], presence_events: [4, "bool"] },
     Unsubscribe: { request_id: [1, "uint32"], route: [2, "string"] },
     Publish: {
@@ -102,7 +106,7 @@ export const SCHEMA = {
     Connected: {
       protocol_version: [1, "uint32"], client_id: [2, "string"], node_id: [3, "string"], ping_interval_ms: [4, "uint32"],
       pong_timeout_ms: [5, "uint32"], max_frame_size: [6, "uint32"], max_subscriptions: [7, "uint32"],
-      token_expires_at_ms: [8, "uint64"],
+      token_expires_at_ms: [8, "uint64"], min_ping_interval_ms: [9, "uint32"], max_ping_interval_ms: [10, "uint32"],
     },
     Subscribed: {
       request_id: [1, "uint32"], route: [2, "string"], snapshot: [3, "Snapshot"], position: [4, "Position"],
@@ -121,6 +125,7 @@ export const SCHEMA = {
     DeliveryReceipt: { route: [1, "string"], position: [2, "Position"], subscriber_id: [3, "string"], acked_count: [4, "uint32"] },
     TokenExpiring: { expires_at_ms: [1, "uint64"] },
     PresenceRequest: { request_id: [1, "uint32"], route: [2, "string"] },
+    HeartbeatRequest: { request_id: [1, "uint32"], ping_interval_ms: [2, "uint32"] },
     PresenceMember: {
       user_id: [1, "string"], client_name: [2, "string"], connection_id: [3, "string"], since_ms: [4, "uint64"],
       node_id: [5, "string"],

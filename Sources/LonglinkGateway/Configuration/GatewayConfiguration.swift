@@ -75,7 +75,8 @@ public struct GatewayConfiguration: Sendable {
     /// The interval of each loop's housekeeping tick (heartbeats, handshake and token deadlines): a quarter of
     /// the shortest timing, between 10 ms and 1 s.
     public var tickInterval: Duration {
-        let shortest = min(peer.pingIntervalMillis, peer.pongTimeoutMillis, peer.handshakeTimeoutMillis)
+        let shortestPing = peer.acceptsPingIntervals ? min(peer.pingIntervalMillis, peer.minPingIntervalMillis) : peer.pingIntervalMillis
+        let shortest = min(shortestPing, peer.pongTimeoutMillis, peer.handshakeTimeoutMillis)
         return .milliseconds(Int64(min(1_000, max(10, shortest / 4))))
     }
 }

@@ -5,8 +5,12 @@ public import LonglinkCore
 public struct PeerSettings: Sendable {
     /// This node's id, announced in `connected`.
     public var nodeID: String
-    /// How often the server pings an idle connection (ms).
+    /// How often the server pings a connection whose client did not ask for another interval (ms).
     public var pingIntervalMillis: UInt64
+    /// The shortest ping interval a client may ask for (ms); with `maxPingIntervalMillis` 0 the interval is fixed.
+    public var minPingIntervalMillis: UInt64
+    /// The longest ping interval a client may ask for (ms); 0: clients cannot choose (the interval is fixed).
+    public var maxPingIntervalMillis: UInt64
     /// How long after a ping the server waits for any frame before closing (ms).
     public var pongTimeoutMillis: UInt64
     /// How long a new connection may take to send `connect` (ms).
@@ -33,6 +37,8 @@ public struct PeerSettings: Sendable {
         nodeID: String,
         pingIntervalMillis: UInt64 = 25_000,
         pongTimeoutMillis: UInt64 = 10_000,
+        minPingIntervalMillis: UInt64 = 0,
+        maxPingIntervalMillis: UInt64 = 0,
         handshakeTimeoutMillis: UInt64 = 10_000,
         maxSubscriptions: Int = 128,
         maxFrameSize: Int = 65_536,
@@ -48,6 +54,8 @@ public struct PeerSettings: Sendable {
         self.nodeID = nodeID
         self.pingIntervalMillis = pingIntervalMillis
         self.pongTimeoutMillis = pongTimeoutMillis
+        self.minPingIntervalMillis = minPingIntervalMillis
+        self.maxPingIntervalMillis = maxPingIntervalMillis
         self.handshakeTimeoutMillis = handshakeTimeoutMillis
         self.maxSubscriptions = maxSubscriptions
         self.maxFrameSize = maxFrameSize
@@ -55,5 +63,15 @@ public struct PeerSettings: Sendable {
         self.maxViolations = maxViolations
         self.tokenWarningLeadMillis = tokenWarningLeadMillis
         self.routes = routes
+    }
+
+    /// Whether clients may choose their ping interval (`connect.ping_interval_ms`, `heartbeat`).
+    public var acceptsPingIntervals: Bool { maxPingIntervalMillis > 0 && minPingIntervalMillis <= maxPingIntervalMillis }
+
+    /// The interval a connection gets for a client's proposal in `connect`: the proposal clamped to the bounds, or
+    /// the default when the client made none or the interval is fixed.
+    public func pingInterval(proposedMillis: UInt32) -> UInt64 {
+        guard proposedMillis > 0, acceptsPingIntervals else { return pingIntervalMillis }
+        return min(max(UInt64(proposedMillis), minPingIntervalMillis), maxPingIntervalMillis)
     }
 }

@@ -52,6 +52,8 @@ public struct PeerStateMachine {
     private var acceptedAtMillis: UInt64
     private var lastInboundMillis: UInt64
     private var lastPingMillis: UInt64
+    /// This connection's ping interval: the default, or what the client asked for within the bounds.
+    public private(set) var pingIntervalMillis: UInt64
     private var warnedTokenExpiry = false
     /// Publish token bucket: tokens now, and when it was last refilled (wall ms).
     private var publishTokens: Double
@@ -72,6 +74,7 @@ public struct PeerStateMachine {
         self.acceptedAtMillis = nowMillis
         self.lastInboundMillis = nowMillis
         self.lastPingMillis = nowMillis
+        self.pingIntervalMillis = context.settings.pingIntervalMillis
         self.publishTokens = Double(max(1, context.settings.publishBurst))
         self.publishRefilledMillis = nowMillis
     }
@@ -145,6 +148,8 @@ public struct PeerStateMachine {
                 return refresh(request, nowMillis: nowMillis)
             case .presence(let request):
                 return presence(request)
+            case .heartbeat(let request):
+                return heartbeat(request)
             }
         }
     }
@@ -165,17 +170,21 @@ public struct PeerStateMachine {
         clientName = request.clientName
         phase = .active
         lastPingMillis = nowMillis
+        pingIntervalMillis = settings.pingInterval(proposedMillis: request.pingIntervalMillis)
+        let bounds = settings.acceptsPingIntervals ? (settings.minPingIntervalMillis, settings.maxPingIntervalMillis) : (0, 0)
         return [
             .send(
                 .connected(
                     Connected(
                         clientID: clientID,
                         nodeID: settings.nodeID,
-                        pingIntervalMillis: UInt32(clamping: settings.pingIntervalMillis),
+                        pingIntervalMillis: UInt32(clamping: pingIntervalMillis),
                         pongTimeoutMillis: UInt32(clamping: settings.pongTimeoutMillis),
                         maxFrameSize: UInt32(clamping: settings.maxFrameSize),
                         maxSubscriptions: UInt32(clamping: settings.maxSubscriptions),
-                        tokenExpiresAtMillis: principal.expiresAtMillis ?? 0
+                        tokenExpiresAtMillis: principal.expiresAtMillis ?? 0,
+                        minPingIntervalMillis: UInt32(clamping: bounds.0),
+                        maxPingIntervalMillis: UInt32(clamping: bounds.1)
                     )
                 )
             )
@@ -219,6 +228,23 @@ public struct PeerStateMachine {
             return violation(request.requestID, .permissionDenied, "token does not allow \(route)")
         }
         return [.presence(route, requestID: request.requestID)]
+    }
+
+    /// The client asks for another ping interval: within the bounds it applies from the next ping on (counted from
+    /// the previous one), unanswered; outside them, or when the interval is fixed, it is refused and nothing changes.
+    private mutating func heartbeat(_ request: HeartbeatRequest) -> [PeerAction] {
+        guard settings.acceptsPingIntervals else {
+            return refuse(request.requestID, .invalidField, "this server's ping interval is fixed at \(settings.pingIntervalMillis) ms")
+        }
+        let asked = UInt64(request.pingIntervalMillis)
+        guard asked >= settings.minPingIntervalMillis && asked <= settings.maxPingIntervalMillis else {
+            return refuse(
+                request.requestID, .invalidField,
+                "ping interval \(asked) ms is outside this server's bounds (\(settings.minPingIntervalMillis)–\(settings.maxPingIntervalMillis) ms)"
+            )
+        }
+        pingIntervalMillis = asked
+        return []
     }
 
     /// Whether the subscription to `route` asked for join/leave events.
@@ -403,10 +429,10 @@ public struct PeerStateMachine {
                 }
             }
             let silence = nowMillis &- lastInboundMillis
-            if silence >= settings.pingIntervalMillis + settings.pongTimeoutMillis {
+            if silence >= pingIntervalMillis + settings.pongTimeoutMillis {
                 return close(.heartbeatTimeout, "no frame for \(silence) ms")
             }
-            if nowMillis &- lastPingMillis >= settings.pingIntervalMillis {
+            if nowMillis &- lastPingMillis >= pingIntervalMillis {
                 lastPingMillis = nowMillis
                 return [.send(.ping)]
             }

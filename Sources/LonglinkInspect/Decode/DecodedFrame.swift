@@ -127,6 +127,7 @@ extension ClientFrame {
         case .pong: "pong"
         case .refresh: "refresh"
         case .presence: "presence"
+        case .heartbeat: "heartbeat"
         }
     }
 }

@@ -116,6 +116,10 @@ struct FrameSummary {
             add("pong_timeout_ms", .uint(UInt64(connected.pongTimeoutMillis)), text: "pong=\(connected.pongTimeoutMillis)ms")
             add("max_frame_size", .uint(UInt64(connected.maxFrameSize)), text: "max_frame=\(connected.maxFrameSize)")
             add("max_subscriptions", .uint(UInt64(connected.maxSubscriptions)), text: "max_subs=\(connected.maxSubscriptions)")
+            if connected.acceptsPingIntervals {
+                add("min_ping_interval_ms", .uint(UInt64(connected.minPingIntervalMillis)), text: "ping_min=\(connected.minPingIntervalMillis)ms")
+                add("max_ping_interval_ms", .uint(UInt64(connected.maxPingIntervalMillis)), text: "ping_max=\(connected.maxPingIntervalMillis)ms")
+            }
             if connected.tokenExpiresAtMillis > 0 {
                 add(time: "token_expires_at", millis: connected.tokenExpiresAtMillis, textKey: "token_expires")
             }
@@ -143,6 +147,9 @@ struct FrameSummary {
                 add(string: "client", connect.clientName + (connect.clientVersion.isEmpty ? "" : "/" + connect.clientVersion))
             }
             add("token_bytes", .uint(UInt64(connect.token.utf8.count)), text: "token=\(connect.token.utf8.count)B")
+            if connect.pingIntervalMillis > 0 {
+                add("ping_interval_ms", .uint(UInt64(connect.pingIntervalMillis)), text: "ping=\(connect.pingIntervalMillis)ms")
+            }
         case .subscribe(let subscribe):
             route = subscribe.route
             add(request: subscribe.requestID)
@@ -170,6 +177,9 @@ struct FrameSummary {
         case .presence(let presence):
             route = presence.route
             add(request: presence.requestID)
+        case .heartbeat(let heartbeat):
+            add(request: heartbeat.requestID)
+            add("ping_interval_ms", .uint(UInt64(heartbeat.pingIntervalMillis)), text: "ping=\(heartbeat.pingIntervalMillis)ms")
         case .ping, .pong:
             break
         }

@@ -45,6 +45,7 @@ public struct FrameSchema: Sendable {
             18: Field(name: "connect", type: .message("Connect")),
             19: Field(name: "refresh", type: .message("Refresh")),
             20: Field(name: "presence", type: .message("PresenceRequest")),
+            23: Field(name: "heartbeat", type: .message("HeartbeatRequest")),
         ],
         "ServerFrame": [
             1: Field(name: "push", type: .message("Push")),
@@ -79,6 +80,7 @@ public struct FrameSchema: Sendable {
         "Connect": [
             1: Field(name: "protocol_version", type: .uint32), 2: Field(name: "token", type: .string),
             3: Field(name: "client_name", type: .string), 4: Field(name: "client_version", type: .string),
+            5: Field(name: "ping_interval_ms", type: .uint32),
         ],
         "Subscribe": [
             1: Field(name: "request_id", type: .uint32), 2: Field(name: "route", type: .string),
@@ -96,6 +98,7 @@ public struct FrameSchema: Sendable {
         "Pong": [:],
         "Refresh": [1: Field(name: "token", type: .string)],
         "PresenceRequest": [1: Field(name: "request_id", type: .uint32), 2: Field(name: "route", type: .string)],
+        "HeartbeatRequest": [1: Field(name: "request_id", type: .uint32), 2: Field(name: "ping_interval_ms", type: .uint32)],
         "PresenceMember": [
             1: Field(name: "user_id", type: .string), 2: Field(name: "client_name", type: .string),
             3: Field(name: "connection_id", type: .string), 4: Field(name: "since_ms", type: .uint64),
@@ -115,6 +118,7 @@ public struct FrameSchema: Sendable {
             3: Field(name: "node_id", type: .string), 4: Field(name: "ping_interval_ms", type: .uint32),
             5: Field(name: "pong_timeout_ms", type: .uint32), 6: Field(name: "max_frame_size", type: .uint32),
             7: Field(name: "max_subscriptions", type: .uint32), 8: Field(name: "token_expires_at_ms", type: .uint64),
+            9: Field(name: "min_ping_interval_ms", type: .uint32), 10: Field(name: "max_ping_interval_ms", type: .uint32),
         ],
         "Subscribed": [
             1: Field(name: "request_id", type: .uint32), 2: Field(name: "route", type: .string),

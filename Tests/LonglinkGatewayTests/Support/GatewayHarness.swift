@@ -19,6 +19,8 @@ final class GatewayHarness {
         loops: Int = 2,
         pingMillis: UInt64 = 25_000,
         pongMillis: UInt64 = 10_000,
+        minPingMillis: UInt64 = 0,
+        maxPingMillis: UInt64 = 0,
         handshakeMillis: UInt64 = 10_000,
         outboundLimit: Int = 1 << 20,
         slowPolicy: GatewayConfiguration.SlowConsumerPolicy = .disconnect,
@@ -31,6 +33,8 @@ final class GatewayHarness {
             nodeID: "test-node",
             pingIntervalMillis: pingMillis,
             pongTimeoutMillis: pongMillis,
+            minPingIntervalMillis: minPingMillis,
+            maxPingIntervalMillis: maxPingMillis,
             handshakeTimeoutMillis: handshakeMillis
         )
         running = try RunningGateway.start(
