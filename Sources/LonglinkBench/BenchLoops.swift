@@ -208,7 +208,7 @@ final class BenchCounters: Sendable {
     /// Counts the TLS handshake of a connection that just opened as full or resumed (nothing for plain TCP).
     func countTLSHandshake(of connection: BenchConnection) {
         guard let resumed = connection.tlsSessionResumed else { return }
-        (resumed ? tlsResumed : tlsFull).add(1)
+        if resumed { tlsResumed.add(1) } else { tlsFull.add(1) }
     }
 }
 

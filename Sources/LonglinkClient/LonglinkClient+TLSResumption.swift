@@ -39,7 +39,7 @@ extension LonglinkClient {
 extension ClientShared {
     /// Counts a finished TLS handshake.
     func tlsHandshakeFinished(resumed: Bool) {
-        (resumed ? tlsResumedHandshakes : tlsFullHandshakes).add(1, ordering: .relaxed)
+        if resumed { tlsResumedHandshakes.add(1, ordering: .relaxed) } else { tlsFullHandshakes.add(1, ordering: .relaxed) }
         tlsLastResumed.store(resumed ? 1 : 0, ordering: .relaxed)
     }
 }

@@ -51,7 +51,7 @@ public struct ServeSecurityConfiguration: Sendable {
     /// Client CA file (client certificates required when set).
     public var tlsClientCA: String?
     /// How TLS session tickets are encrypted (`--tls-ticket-keys`).
-    public var sessionTickets: TLSConfiguration.SessionTickets = .default
+    var sessionTickets: TLSConfiguration.SessionTickets = .default
     /// Token secret file.
     public var secretFile: String?
     /// Run without token checks.

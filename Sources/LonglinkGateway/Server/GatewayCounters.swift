@@ -128,7 +128,7 @@ public final class GatewayCounters: Sendable {
 
     /// Counts a finished TLS handshake as full or resumed.
     func tlsHandshakeFinished(resumed: Bool) {
-        (resumed ? tlsResumedHandshakes : tlsFullHandshakes).add(1, ordering: .relaxed)
+        if resumed { tlsResumedHandshakes.add(1, ordering: .relaxed) } else { tlsFullHandshakes.add(1, ordering: .relaxed) }
     }
 
     /// Counts an opened connection in its transport's gauge (plain TCP is the rest of `connections`).
