@@ -27,6 +27,8 @@ enum ConnectionScenarios {
         let count = parameters.connections
         let counters = BenchCounters()
         context.loops.resetRecorders()
+        let serverPID = context.servers.gateway.pid
+        let serverBefore = serverPID.flatMap { ProcessStats.read(pid: $0) }
         let start = MonotonicClock.nanoseconds()
         open(count, loops: context.loops, window: 512) { index, loopContext, settled in
             ConnectProbe(index: index, endpoint: endpoint, context: loopContext, counters: counters, settled: settled)
@@ -36,6 +38,7 @@ enum ConnectionScenarios {
         }
         let elapsed = seconds(from: start, to: MonotonicClock.nanoseconds())
         let serverStats = context.servers.gateway.stats
+        let serverAfter = serverPID.flatMap { ProcessStats.read(pid: $0) }
         closeAll(context.loops)
         var run = BenchRun(system: "longlink", label: "connect N=\(count)\(endpoint.label)\(phase)")
         run.figures = [
@@ -55,6 +58,12 @@ enum ConnectionScenarios {
             ]
         }
         if let serverStats { run.figures.append(Figure("server_rss_bytes", Double(serverStats.residentBytes), "B")) }
+        if let serverBefore, let serverAfter, counters.connected.value > 0 {
+            // The gateway's CPU per connection (handshakes, connect, close): what the server pays, whatever else
+            // shares the cores.
+            let cpu = serverAfter.cpuSeconds - serverBefore.cpuSeconds
+            run.figures.append(Figure("server_cpu_ms_per_connection", 1000 * cpu / Double(counters.connected.value), "ms"))
+        }
         run.setConnectLatency(context.loops.histograms().connect)
         run.failures = counters.failureReasons
         return run
