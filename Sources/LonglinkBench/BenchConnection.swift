@@ -98,7 +98,9 @@ final class BenchConnection: SelectorHandler {
             // Once made, the transport owns the fd (and finishes the TCP connect itself in `handshake()`).
             let transport: any Transport
             do {
-                transport = try factory.makeTransport(fd: fd, role: .connecting(serverName: nil))
+                // The connection's index is its TLS session slot: a reconnect of the same simulated client
+                // offers the ticket its previous connection got (resumption), as a phone would.
+                transport = try factory.makeTransport(fd: fd, role: .connecting(serverName: nil), sessionSlot: index)
             } catch {
                 Socket.close(fd)
                 throw error
@@ -133,6 +135,8 @@ final class BenchConnection: SelectorHandler {
     var isOpen: Bool { state == .open }
     /// Whether the connection is closed.
     var isClosed: Bool { state == .closed }
+    /// With TLS, once open: whether the handshake resumed a saved session; nil for plain TCP.
+    var tlsSessionResumed: Bool? { transport?.tlsSessionResumed }
 
     /// Encodes one client frame (outside the hot path; hot senders pre-encode).
     static func encode(_ frame: ClientFrame) -> [UInt8] {

@@ -155,6 +155,9 @@ extension LoopRecorder: Sendable {}
 final class BenchCounters: Sendable {
     /// Connections established (handshake done).
     let connected = Atomic<Int>(0)
+    /// With TLS: established connections whose handshake was a full one, and ones that resumed a saved session.
+    let tlsFull = Atomic<Int>(0)
+    let tlsResumed = Atomic<Int>(0)
     /// Subscriptions confirmed.
     let subscribed = Atomic<Int>(0)
     /// Connections that failed or closed without being asked to.
@@ -201,6 +204,12 @@ final class BenchCounters: Sendable {
 
     /// Failures by reason.
     var failureReasons: [String: Int] { reasons.withLock { $0 } }
+
+    /// Counts the TLS handshake of a connection that just opened as full or resumed (nothing for plain TCP).
+    func countTLSHandshake(of connection: BenchConnection) {
+        guard let resumed = connection.tlsSessionResumed else { return }
+        if resumed { tlsResumed.add(1) } else { tlsFull.add(1) }
+    }
 }
 
 extension Atomic where Value == Int {

@@ -17,8 +17,8 @@ enum BenchTLS {
     }
 }
 
-/// A throwaway CA and a server certificate it issued for `127.0.0.1` and `localhost` (P-256, valid two days), in
-/// a fresh temporary directory that `remove()` deletes.
+/// A throwaway CA and a server certificate it issued for `127.0.0.1` and `localhost` (P-256, valid two days), and a
+/// session ticket key file, in a fresh temporary directory that `remove()` deletes.
 final class BenchCertificates: Sendable {
     /// The directory holding the files.
     let directory: String
@@ -41,6 +41,7 @@ final class BenchCertificates: Sendable {
                 "x509", "-req", "-in", path("server.csr"), "-CA", caFile, "-CAkey", path("ca.key"), "-CAcreateserial",
                 "-out", certificateFile, "-days", "2", "-extfile", path("server.ext")
             )
+            try openssl("rand", "-out", ticketKeyFile, "80")
         } catch {
             remove()
             throw error
@@ -53,6 +54,8 @@ final class BenchCertificates: Sendable {
     var certificateFile: String { path("server.pem") }
     /// The server's private key.
     var keyFile: String { path("server.key") }
+    /// One session ticket key (`--tls-ticket-keys`): a gateway restarted by `storm --restart` still resumes.
+    var ticketKeyFile: String { path("ticket.key") }
 
     /// Deletes the directory.
     func remove() { try? FileManager.default.removeItem(atPath: directory) }

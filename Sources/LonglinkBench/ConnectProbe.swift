@@ -37,6 +37,7 @@ final class ConnectProbe: BenchConnectionDelegate, BenchSubscriber {
 
     func connectionDidConnect(_ connection: BenchConnection) {
         counters.connected.add(1)
+        counters.countTLSHandshake(of: connection)
         recorder.connect.record(MonotonicClock.nanoseconds() &- connection.startedAt)
         settled()
     }

@@ -11,6 +11,10 @@ enum ConnectionScenarios {
         let count = parameters.connections
         try checkFileLimit(count, into: &report)
         report.runs.append(connectRun(context.endpoint, context: context))
+        if context.endpoint.transport != nil && parameters.tls && !context.control.isInterrupted {
+            // Every simulated client comes back with the session ticket its first connection got.
+            report.runs.append(connectRun(context.endpoint, context: context, phase: ", reconnecting with saved TLS sessions"))
+        }
         if let webSocket = context.webSocketEndpoint, !context.control.isInterrupted {
             var run = connectRun(webSocket, context: context)
             WebSocketComparison.annotate(&run, against: report.runs[0], figure: "connections_per_second")
@@ -18,11 +22,13 @@ enum ConnectionScenarios {
         }
     }
 
-    private static func connectRun(_ endpoint: BenchEndpoint, context: ScenarioContext) -> BenchRun {
+    private static func connectRun(_ endpoint: BenchEndpoint, context: ScenarioContext, phase: String = "") -> BenchRun {
         let parameters = context.parameters
         let count = parameters.connections
         let counters = BenchCounters()
         context.loops.resetRecorders()
+        let serverPID = context.servers.gateway.pid
+        let serverBefore = serverPID.flatMap { ProcessStats.read(pid: $0) }
         let start = MonotonicClock.nanoseconds()
         open(count, loops: context.loops, window: 512) { index, loopContext, settled in
             ConnectProbe(index: index, endpoint: endpoint, context: loopContext, counters: counters, settled: settled)
@@ -32,8 +38,9 @@ enum ConnectionScenarios {
         }
         let elapsed = seconds(from: start, to: MonotonicClock.nanoseconds())
         let serverStats = context.servers.gateway.stats
+        let serverAfter = serverPID.flatMap { ProcessStats.read(pid: $0) }
         closeAll(context.loops)
-        var run = BenchRun(system: "longlink", label: "connect N=\(count)\(endpoint.label)")
+        var run = BenchRun(system: "longlink", label: "connect N=\(count)\(endpoint.label)\(phase)")
         run.figures = [
             Figure("connections", Double(count)),
             Figure("connected", Double(counters.connected.value)),
@@ -41,7 +48,22 @@ enum ConnectionScenarios {
             Figure("seconds", elapsed, "s"),
             Figure("connections_per_second", elapsed > 0 ? Double(counters.connected.value) / elapsed : 0, "/s"),
         ]
+        let (full, resumed) = (counters.tlsFull.value, counters.tlsResumed.value)
+        if full + resumed > 0 {
+            run.figures += [
+                Figure("tls_full_handshakes", Double(full)),
+                Figure("tls_resumed_handshakes", Double(resumed)),
+                Figure("full_handshakes_per_second", elapsed > 0 ? Double(full) / elapsed : 0, "/s"),
+                Figure("resumed_handshakes_per_second", elapsed > 0 ? Double(resumed) / elapsed : 0, "/s"),
+            ]
+        }
         if let serverStats { run.figures.append(Figure("server_rss_bytes", Double(serverStats.residentBytes), "B")) }
+        if let serverBefore, let serverAfter, counters.connected.value > 0 {
+            // The gateway's CPU per connection (handshakes, connect, close): what the server pays, whatever else
+            // shares the cores.
+            let cpu = serverAfter.cpuSeconds - serverBefore.cpuSeconds
+            run.figures.append(Figure("server_cpu_ms_per_connection", 1000 * cpu / Double(counters.connected.value), "ms"))
+        }
         run.setConnectLatency(context.loops.histograms().connect)
         run.failures = counters.failureReasons
         return run

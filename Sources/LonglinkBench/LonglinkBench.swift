@@ -111,7 +111,10 @@ public enum LonglinkBench {
             if parameters.tls {
                 let made = try BenchCertificates()
                 certificates = made
-                flags += ["--tls-listen", "127.0.0.1:0", "--tls-cert", made.certificateFile, "--tls-key", made.keyFile]
+                flags += [
+                    "--tls-listen", "127.0.0.1:0", "--tls-cert", made.certificateFile, "--tls-key", made.keyFile,
+                    "--tls-ticket-keys", made.ticketKeyFile,
+                ]
             }
             if parameters.transport == .ws {
                 flags += [parameters.tls ? "--wss-listen" : "--ws-listen", "127.0.0.1:0"]

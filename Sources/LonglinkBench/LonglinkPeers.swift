@@ -119,6 +119,7 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
     }
 
     func connectionDidConnect(_ connection: BenchConnection) {
+        counters.countTLSHandshake(of: connection)
         if !everConnected {
             everConnected = true
             counters.connected.add(1)

@@ -71,6 +71,13 @@ enum StormScenario {
                 Figure("records_recovered_by_resume", Double(counters.recovered.value)),
                 Figure("resumes_not_recovered", Double(counters.notRecovered.value)),
             ]
+            if counters.tlsFull.value + counters.tlsResumed.value > 0 {
+                // Over the whole run: the first connections are full handshakes, reconnects resume.
+                figures += [
+                    Figure("tls_full_handshakes", Double(counters.tlsFull.value)),
+                    Figure("tls_resumed_handshakes", Double(counters.tlsResumed.value)),
+                ]
+            }
             if restarter != nil {
                 let restarted = state.restartedAt.load(ordering: .relaxed)
                 figures += [

@@ -15,7 +15,8 @@ extension ClientTLS {
             trust: trust,
             certificateFile: clientCertificate?.certificateFile,
             privateKeyFile: clientCertificate?.privateKeyFile,
-            pinnedPublicKeySHA256: pinnedPublicKeys.map(\.sha256)
+            pinnedPublicKeySHA256: pinnedPublicKeys.map(\.sha256),
+            resumesSessions: resumesSessions
         )
         do {
             return TLSTransportFactory(context: try TLSContext(configuration))

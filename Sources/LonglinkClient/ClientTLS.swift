@@ -21,12 +21,22 @@ public struct ClientTLS: Sendable, Hashable {
     /// Accepted server public keys; empty accepts any key the trusted CAs certified. With pins, a server whose key
     /// is not among them fails with `TLSFailureCause.pinMismatch` (after the usual certificate checks).
     public var pinnedPublicKeys: [PublicKeyPin]
+    /// Keep the session ticket the server gives and offer it when reconnecting (on by default): a resumed
+    /// handshake skips the certificate exchange and costs the server a fraction of a full one. A resumed
+    /// connection trusts the check made on the full handshake it came from (see `LonglinkClient.tlsHandshakes`).
+    public var resumesSessions: Bool
 
-    /// Creates TLS settings (the system CA store, no client certificate, no pins by default).
-    public init(trust: Trust = .system, clientCertificate: ClientCertificate? = nil, pinnedPublicKeys: [PublicKeyPin] = []) {
+    /// Creates TLS settings (the system CA store, no client certificate, no pins, session resumption by default).
+    public init(
+        trust: Trust = .system,
+        clientCertificate: ClientCertificate? = nil,
+        pinnedPublicKeys: [PublicKeyPin] = [],
+        resumesSessions: Bool = true
+    ) {
         self.trust = trust
         self.clientCertificate = clientCertificate
         self.pinnedPublicKeys = pinnedPublicKeys
+        self.resumesSessions = resumesSessions
     }
 }
 

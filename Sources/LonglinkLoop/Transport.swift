@@ -32,6 +32,9 @@ public protocol Transport: AnyObject {
     /// frame before it is queued; nil for a byte stream (TCP, TLS), whose queue holds the frames themselves. A
     /// type, not a value: asked for on every delivery, a metatype is two plain words to pass around.
     var messageFramer: (any MessageFramer.Type)? { get }
+    /// For a TLS transport whose handshake finished: whether it resumed an earlier session (a ticket, no
+    /// certificate exchange) rather than making a full handshake. nil for transports without TLS.
+    var tlsSessionResumed: Bool? { get }
 }
 
 /// Wraps encoded frames in the messages of a message-based transport (WebSocket binary messages). The queue of a
@@ -66,6 +69,10 @@ public protocol TransportFactory: Sendable {
     func refusal(code: UInt32, reason: String, retryAfterMillis: UInt32) -> [UInt8]?
     /// The URL path clients open on a transport that has one (WebSocket: `/longlink`); nil for TCP and TLS.
     var path: String? { get }
+    /// Like `makeTransport(fd:role:)` for an outgoing connection that keeps its TLS session in `sessionSlot`
+    /// (one slot per simulated client of a load generator): it offers the session saved there and saves the new
+    /// one. Transports without TLS ignore the slot.
+    func makeTransport(fd: CInt, role: TransportRole, sessionSlot: Int) throws(TransportError) -> any Transport
 }
 
 extension Transport {
@@ -73,6 +80,8 @@ extension Transport {
     public var lastReadDrained: Bool { false }
     /// A byte stream.
     public var messageFramer: (any MessageFramer.Type)? { nil }
+    /// No TLS.
+    public var tlsSessionResumed: Bool? { nil }
 }
 
 extension TransportFactory {
@@ -80,6 +89,9 @@ extension TransportFactory {
     public var name: String { isEncrypted ? "tls" : "tcp" }
     public func refusal(code: UInt32, reason: String, retryAfterMillis: UInt32) -> [UInt8]? { nil }
     public var path: String? { nil }
+    public func makeTransport(fd: CInt, role: TransportRole, sessionSlot: Int) throws(TransportError) -> any Transport {
+        try makeTransport(fd: fd, role: role)
+    }
 }
 
 /// Why a transport failed. A struct over a private enum (Hummingbird's style) so TLS can add kinds without

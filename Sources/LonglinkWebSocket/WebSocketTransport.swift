@@ -51,6 +51,8 @@ public final class WebSocketTransport: Transport {
     }
 
     public var fd: CInt { inner.fd }
+    /// The TLS underneath (`wss`): whether it resumed a session.
+    public var tlsSessionResumed: Bool? { inner.tlsSessionResumed }
 
     public var lastReadDrained: Bool { drained }
 

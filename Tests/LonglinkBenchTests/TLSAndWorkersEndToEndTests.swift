@@ -19,6 +19,25 @@ extension BenchEndToEnd {
             #expect(run.figure("failed") == 0)
             #expect(run.connectLatency?.count == 40)
             #expect((run.connectLatency?.p50 ?? 0) > 0)
+            #expect(run.figure("tls_full_handshakes") == 40)
+            #expect(run.figure("tls_resumed_handshakes") == 0)
+        }
+
+        @Test("connect --tls reconnects every client with its saved session in a second run: resumed handshakes per second")
+        func connectOverTLSResumes() throws {
+            let executable = try #require(longlinkExecutable())
+            let report = try LonglinkBench.run(
+                BenchParameters(scenario: .connect, connections: 40, timeout: 20, tls: true),
+                command: "test",
+                executable: executable
+            )
+            #expect(report.runs.count == 2)
+            let resumed = try #require(report.runs.last)
+            #expect(resumed.label.contains("saved TLS sessions"), "\(resumed.label)")
+            #expect(resumed.figure("connected") == 40, "\(resumed.failures)")
+            #expect(resumed.figure("tls_resumed_handshakes") == 40)
+            #expect(resumed.figure("tls_full_handshakes") == 0)
+            #expect((resumed.figure("resumed_handshakes_per_second") ?? 0) > 0)
         }
 
         @Test("connect --tls trusting another CA fails every handshake, counted by reason")

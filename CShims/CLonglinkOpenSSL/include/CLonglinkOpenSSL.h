@@ -50,3 +50,36 @@ int CLonglinkOpenSSL_peer_spki_sha256(SSL *ssl, unsigned char *out);
 // Adds every certificate in PEM `bytes` to the context's trust store (a CA given as bytes, not a file: apps
 // bundle it). PEM_read_bio_X509 loops over a memory BIO. Returns the number of certificates added (0: none/bad).
 int CLonglinkOpenSSL_CTX_add_trusted_pem(SSL_CTX *ctx, const void *bytes, size_t length);
+
+// ---- TLS session resumption (session tickets, TLS 1.3 PSK tickets) ----
+// The callbacks OpenSSL needs for these are C function pointers, and the key and session stores they read live
+// next to them; Swift only calls the functions below.
+
+// Server: encrypt session tickets with keys this module holds, 80 bytes each in nginx's `ssl_session_ticket_key`
+// layout (16-byte name, 32-byte HMAC-SHA256 key, 32-byte AES-256 key). `keys` holds `count` such keys: the first
+// encrypts new tickets, every one decrypts (a ticket under a later key is renewed under the first). With
+// `rotation_seconds` > 0 and `count` == 0, keys are random and rotated: a new one encrypts after
+// `rotation_seconds`, the previous one still decrypts for one more period. Also sets the ticket lifetime,
+// one ticket per TLS 1.3 handshake, and turns the server's stateful session cache off (tickets only).
+// Returns 1 on success.
+int CLonglinkOpenSSL_CTX_use_ticket_keys(SSL_CTX *ctx, const unsigned char *keys, size_t count, long rotation_seconds);
+
+// Server: hands the key ring of `from` (random, rotating keys) to `to` as well, so a reloaded context keeps
+// accepting the tickets the old one issued. Returns 1 on success (0: `from` has no ring).
+int CLonglinkOpenSSL_CTX_share_ticket_keys(SSL_CTX *to, SSL_CTX *from);
+
+// Server: no session tickets and no session cache (every handshake is a full one).
+void CLonglinkOpenSSL_CTX_disable_resumption(SSL_CTX *ctx);
+
+// Client: keep the newest session (ticket) of each connection in a slot of a store attached to the context
+// (a client has one slot, 0; a load generator one per simulated client). Sessions are kept serialized, so a
+// connection that ended without close_notify does not spoil its copy. Returns 1 on success.
+int CLonglinkOpenSSL_CTX_enable_client_sessions(SSL_CTX *ctx);
+
+// Client: before the handshake (after the server name is set), remembers `slot` on `ssl` (new tickets go there)
+// and offers the session kept in it when it was made for the same server name or IP address (a resumed handshake
+// checks no certificate). Returns 1 when a session was offered, 0 when none, -1 on error.
+int CLonglinkOpenSSL_offer_session(SSL *ssl, long slot);
+
+// Whether the handshake resumed a session (SSL_session_reused is a macro in some OpenSSL versions).
+int CLonglinkOpenSSL_session_reused(const SSL *ssl);

@@ -168,6 +168,7 @@ final class ClientDriver: SelectorHandler {
             case .wouldBlock:
                 updateInterest()
             case .processed:
+                if let resumed = transport.tlsSessionResumed { shared.tlsHandshakeFinished(resumed: resumed) }
                 transportReady = true
                 receivedBytes = false
                 connectionNumber += 1

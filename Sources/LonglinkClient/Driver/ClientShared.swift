@@ -23,6 +23,11 @@ final class ClientShared: Sendable {
     private let tokenHandler = Mutex<(@Sendable (TokenExpiring) -> Void)?>(nil)
     private let refusalHandler = Mutex<(@Sendable (Route, ErrorFrame) -> Void)?>(nil)
     private let nextListenerID = Atomic<UInt64>(1)
+    /// TLS handshakes finished by this client: full ones and resumed ones (`LonglinkClient.tlsHandshakes`).
+    let tlsFullHandshakes = Atomic<Int>(0)
+    let tlsResumedHandshakes = Atomic<Int>(0)
+    /// Whether the newest TLS handshake resumed: 1 yes, 0 no, -1 none yet.
+    let tlsLastResumed = Atomic<Int>(-1)
 
     init(configuration: ClientConfiguration, logger: Logger) {
         self.configuration = Mutex(configuration)

@@ -12,6 +12,12 @@ public struct ServeSecurityConfiguration: Sendable {
         OptionSpec("tls-cert", valueName: "FILE", help: "PEM certificate chain for the TLS listener (reloaded on SIGHUP)"),
         OptionSpec("tls-key", valueName: "FILE", help: "PEM private key for --tls-cert"),
         OptionSpec("tls-client-ca", valueName: "FILE", help: "require client certificates issued by the CAs in this PEM file"),
+        OptionSpec(
+            "tls-ticket-keys",
+            valueName: "FILE|off",
+            help: "TLS session ticket keys shared by every node (1-8 keys of 80 bytes: openssl rand 80 > FILE; reloaded "
+                + "on SIGHUP), or off; default: random keys per process, rotated every 12 h"
+        ),
         OptionSpec("secret-file", valueName: "FILE", help: "file holding the HS256 token secret (or LONGLINK_SECRET)"),
         OptionSpec(
             "insecure-dev",
@@ -44,6 +50,8 @@ public struct ServeSecurityConfiguration: Sendable {
     public var tlsKey: String?
     /// Client CA file (client certificates required when set).
     public var tlsClientCA: String?
+    /// How TLS session tickets are encrypted (`--tls-ticket-keys`).
+    var sessionTickets: TLSConfiguration.SessionTickets = .default
     /// Token secret file.
     public var secretFile: String?
     /// Run without token checks.
@@ -81,6 +89,11 @@ public struct ServeSecurityConfiguration: Sendable {
         if tlsListen == nil && !secureWebSocket && (tlsCertificate != nil || tlsKey != nil || tlsClientCA != nil) {
             throw CommandLineError("--tls-cert, --tls-key and --tls-client-ca need --tls-listen HOST:PORT (or --wss-listen)")
         }
+        switch text("tls-ticket-keys") {
+        case nil: sessionTickets = .default
+        case "off": sessionTickets = .disabled
+        case let file?: sessionTickets = .keyFile(file)
+        }
         secretFile = text("secret-file")
         insecureDev = options.flag("insecure-dev")
         if insecureDev && secretFile != nil {
@@ -113,7 +126,9 @@ public struct ServeSecurityConfiguration: Sendable {
         var tls: TLSContext?
         if tlsListen != nil || secureWebSocket, let tlsCertificate, let tlsKey {
             do {
-                tls = try TLSContext(.server(certificateFile: tlsCertificate, privateKeyFile: tlsKey, clientCAFile: tlsClientCA))
+                tls = try TLSContext(
+                    .server(certificateFile: tlsCertificate, privateKeyFile: tlsKey, clientCAFile: tlsClientCA, sessionTickets: sessionTickets)
+                )
             } catch {
                 throw CommandFailure("\(error)", exitCode: 2)
             }

@@ -45,6 +45,15 @@ public enum GatewayMetrics {
                 ([("transport", "ws")], Double(ws)), ([("transport", "wss")], Double(wss)),
             ]
         )
+        out.family(
+            "longlink_tls_handshakes_total",
+            type: "counter",
+            help: "Finished TLS handshakes (TLS and wss listeners): full, or resumed from a session ticket.",
+            [
+                ([("kind", "full")], Double(counters.tlsFullHandshakeCount)),
+                ([("kind", "resumed")], Double(counters.tlsResumedHandshakeCount)),
+            ]
+        )
         out.counter("longlink_connections_accepted_total", help: "Client connections accepted since start.", stats.accepted)
         var refusedReasons = counters.refusedByReason
         for reason in ["limit", "draining"] where refusedReasons[reason] == nil { refusedReasons[reason] = 0 }

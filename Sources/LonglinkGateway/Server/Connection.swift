@@ -106,6 +106,7 @@ final class Connection: SelectorHandler {
             case .wouldBlock:
                 updateInterest()
             case .processed:
+                if let resumed = transport.tlsSessionResumed { owner.shared.counters.tlsHandshakeFinished(resumed: resumed) }
                 peer.transportReady(nowMillis: owner.wallMillis)
                 updateInterest()
             }

@@ -34,6 +34,10 @@ public final class GatewayCounters: Sendable {
     let recoveriesFailed = Atomic<Int>(0)
     /// Open connections over TLS (the rest are plain TCP, WebSocket or WebSocket over TLS).
     let tlsConnections = Atomic<Int>(0)
+    /// Finished TLS handshakes (TLS and `wss` listeners) that were full ones (certificate and signature).
+    let tlsFullHandshakes = Atomic<Int>(0)
+    /// Finished TLS handshakes that resumed a session from a ticket.
+    let tlsResumedHandshakes = Atomic<Int>(0)
     /// Open WebSocket connections (`ws`).
     let webSocketConnections = Atomic<Int>(0)
     /// Open WebSocket connections over TLS (`wss`).
@@ -116,6 +120,16 @@ public final class GatewayCounters: Sendable {
     public var storeErrorCount: Int { storeErrors.load(ordering: .relaxed) }
     /// Broker failures so far.
     public var brokerErrorCount: Int { brokerErrors.load(ordering: .relaxed) }
+
+    /// Full TLS handshakes finished so far.
+    public var tlsFullHandshakeCount: Int { tlsFullHandshakes.load(ordering: .relaxed) }
+    /// Resumed TLS handshakes finished so far.
+    public var tlsResumedHandshakeCount: Int { tlsResumedHandshakes.load(ordering: .relaxed) }
+
+    /// Counts a finished TLS handshake as full or resumed.
+    func tlsHandshakeFinished(resumed: Bool) {
+        if resumed { tlsResumedHandshakes.add(1, ordering: .relaxed) } else { tlsFullHandshakes.add(1, ordering: .relaxed) }
+    }
 
     /// Counts an opened connection in its transport's gauge (plain TCP is the rest of `connections`).
     func transportOpened(_ name: TransportName) {

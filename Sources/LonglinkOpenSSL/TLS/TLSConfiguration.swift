@@ -32,6 +32,34 @@ public struct TLSConfiguration: Sendable, Hashable {
         case tls13
     }
 
+    /// The highest protocol version offered and accepted.
+    public enum MaximumVersion: Sendable, Hashable {
+        /// TLS 1.2 (for peers or tests that must not use 1.3).
+        case tls12
+        /// TLS 1.3 (the default).
+        case tls13
+    }
+
+    /// Server only: how session tickets (TLS 1.2 tickets and TLS 1.3 PSK tickets) are encrypted, so a client that
+    /// reconnects can resume its session with an abbreviated handshake: no certificate, no signature. The server
+    /// keeps no per-session state either way (no session cache): everything is in the ticket the client holds.
+    public enum SessionTickets: Sendable, Hashable {
+        /// Random keys made when the context is built, a new one every `rotation` (the previous one still
+        /// decrypts for one more period, so a ticket lives between one and two periods). The keys survive a
+        /// `reload()` but not a restart, and each node has its own: after a restart, or on another node, clients
+        /// make a full handshake.
+        case rotating(every: Duration)
+        /// Keys read from a file shared by every node (and kept across restarts): one or more 80-byte keys in
+        /// nginx's `ssl_session_ticket_key` layout (`openssl rand 80 > ticket.key`). The first encrypts new
+        /// tickets, all decrypt; rotate by putting a new key in front and reloading (SIGHUP).
+        case keyFile(String)
+        /// No tickets: every handshake is a full one.
+        case disabled
+
+        /// Twelve-hour random keys.
+        public static let `default` = SessionTickets.rotating(every: .seconds(12 * 3600))
+    }
+
     /// The TLS 1.2 cipher suites, in OpenSSL's syntax: ECDHE key exchange (forward secrecy) with an AEAD cipher
     /// (AES-GCM or ChaCha20-Poly1305), for ECDSA and RSA certificates. TLS 1.3 suites are all of that kind.
     public static let tls12CipherList = [
@@ -52,6 +80,13 @@ public struct TLSConfiguration: Sendable, Hashable {
     public var trust: Trust
     /// The lowest protocol version accepted.
     public var minimumVersion: MinimumVersion
+    /// The highest protocol version offered and accepted.
+    public var maximumVersion: MaximumVersion = .tls13
+    /// Server only: how session tickets are encrypted (random rotating keys, a shared key file, or none).
+    public var sessionTickets: SessionTickets = .default
+    /// Client only: keep each connection's session ticket and offer it on the next connection to the same
+    /// server name (`TLSTransportFactory.makeTransport(fd:role:sessionSlot:)`), so reconnects resume.
+    public var resumesSessions: Bool = true
     /// Client only: SHA-256 digests (32 bytes each) of the server public keys (DER SubjectPublicKeyInfo) to accept,
     /// checked after the certificate verified; empty accepts any key. A mismatch fails with `pinMismatch`.
     public var pinnedPublicKeySHA256: [[UInt8]] = []
@@ -62,7 +97,9 @@ public struct TLSConfiguration: Sendable, Hashable {
         certificateFile: String,
         privateKeyFile: String,
         clientCAFile: String? = nil,
-        minimumVersion: MinimumVersion = .tls12
+        minimumVersion: MinimumVersion = .tls12,
+        maximumVersion: MaximumVersion = .tls13,
+        sessionTickets: SessionTickets = .default
     ) -> TLSConfiguration {
         TLSConfiguration(
             role: .server,
@@ -70,7 +107,9 @@ public struct TLSConfiguration: Sendable, Hashable {
             privateKeyFile: privateKeyFile,
             clientCAFile: clientCAFile,
             trust: .system,
-            minimumVersion: minimumVersion
+            minimumVersion: minimumVersion,
+            maximumVersion: maximumVersion,
+            sessionTickets: sessionTickets
         )
     }
 
@@ -80,7 +119,9 @@ public struct TLSConfiguration: Sendable, Hashable {
         certificateFile: String? = nil,
         privateKeyFile: String? = nil,
         pinnedPublicKeySHA256: [[UInt8]] = [],
-        minimumVersion: MinimumVersion = .tls12
+        minimumVersion: MinimumVersion = .tls12,
+        maximumVersion: MaximumVersion = .tls13,
+        resumesSessions: Bool = true
     ) -> TLSConfiguration {
         TLSConfiguration(
             role: .client,
@@ -89,6 +130,8 @@ public struct TLSConfiguration: Sendable, Hashable {
             clientCAFile: nil,
             trust: trust,
             minimumVersion: minimumVersion,
+            maximumVersion: maximumVersion,
+            resumesSessions: resumesSessions,
             pinnedPublicKeySHA256: pinnedPublicKeySHA256
         )
     }

@@ -13,13 +13,16 @@ public final class TLSContext: Sendable {
     /// Builds the context, reading the certificate, key and CA files now; throws if any is unusable.
     public init(_ configuration: TLSConfiguration) throws(TLSError) {
         self.configuration = configuration
-        self.current = Mutex(try SSLContextHandle(configuration))
+        self.current = Mutex(try SSLContextHandle(configuration, previous: nil))
     }
 
     /// Re-reads the files and swaps the context for new connections. On failure the old context stays in use
     /// and the error is thrown (a bad certificate on disk never takes the listener down).
+    ///
+    /// Session tickets: random rotating keys carry over to the new context (tickets issued before the reload still
+    /// resume); a ticket key file is read again (put a new key in front of the old one to rotate).
     public func reload() throws(TLSError) {
-        let fresh = try SSLContextHandle(configuration)
+        let fresh = try SSLContextHandle(configuration, previous: handle)
         current.withLock { $0 = fresh }
         reloads.add(1, ordering: .relaxed)
     }
@@ -36,22 +39,29 @@ public final class TLSContext: Sendable {
 /// `@unchecked Sendable`: the only one in this adapter. OpenSSL documents an `SSL_CTX` as safe to share between
 /// threads once configured ("SSL_CTX objects may be used by multiple threads concurrently as long as they are not
 /// modified", openssl-threads(7)); this class configures it completely in `init`, never modifies it afterwards,
-/// and only calls `SSL_new` on it from the loop threads. Its reference count is OpenSSL's, and thread-safe.
+/// and only calls `SSL_new` on it from the loop threads. Its reference count is OpenSSL's, and thread-safe. The
+/// two stores the resumption callbacks use (the server's ticket keys, a client's saved sessions) hang off the
+/// context as C objects of the shim with their own mutex, and are changed only from inside those callbacks.
 final class SSLContextHandle: @unchecked Sendable {
     let context: OpaquePointer
     /// Accepted server key digests (client contexts with pinning); empty: no pinning.
     let pins: [[UInt8]]
+    /// Client contexts: whether transports offer saved sessions.
+    let resumesSessions: Bool
 
-    init(_ configuration: TLSConfiguration) throws(TLSError) {
+    /// Configures a new `SSL_CTX`. `previous` (a reload) hands its random ticket keys over.
+    init(_ configuration: TLSConfiguration, previous: SSLContextHandle?) throws(TLSError) {
         let method = configuration.role == .server ? TLS_server_method() : TLS_client_method()
         guard let context = SSL_CTX_new(method) else { throw TLSError("SSL_CTX_new: \(OpenSSLErrors.last())") }
         self.context = context
         self.pins = configuration.pinnedPublicKeySHA256
+        self.resumesSessions = configuration.role == .client && configuration.resumesSessions
         for pin in pins where pin.count != 32 {
             throw TLSError("a public-key pin must be a SHA-256 digest (32 bytes), not \(pin.count) bytes")
         }
         let minimum = configuration.minimumVersion == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION
-        guard CLonglinkOpenSSL_CTX_set_proto_versions(context, minimum, 0) == 1 else {
+        let maximum = configuration.maximumVersion == .tls12 ? TLS1_2_VERSION : 0
+        guard CLonglinkOpenSSL_CTX_set_proto_versions(context, minimum, maximum) == 1 else {
             throw TLSError("cannot set protocol versions: \(OpenSSLErrors.last())")
         }
         // TLS 1.2 suites (1.3's are all forward-secret AEAD already): only ECDHE key exchange with AES-GCM or
@@ -85,8 +95,15 @@ final class SSLContextHandle: @unchecked Sendable {
                 SSL_CTX_set_client_CA_list(context, names)
                 SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
             }
+            try TicketKeys.install(configuration.sessionTickets, on: context, previous: previous?.context)
         case .client:
-            CLonglinkOpenSSL_CTX_disable_session_cache(context)
+            if resumesSessions {
+                guard CLonglinkOpenSSL_CTX_enable_client_sessions(context) == 1 else {
+                    throw TLSError("cannot keep TLS sessions: \(OpenSSLErrors.last())")
+                }
+            } else {
+                CLonglinkOpenSSL_CTX_disable_session_cache(context)
+            }
             switch configuration.trust {
             case .system:
                 guard SSL_CTX_set_default_verify_paths(context) == 1 else {

@@ -29,8 +29,9 @@ public final class TLSTransport: Transport {
     private let readSize: Int
 
     /// Wraps `fd` with a new `SSL` from `context`. `serverName` (clients) sets SNI and the name the server's
-    /// certificate must match (a DNS name or an IP address).
-    init(fd: CInt, context: SSLContextHandle, role: TransportRole, readSize: Int) throws(TransportError) {
+    /// certificate must match (a DNS name or an IP address). A client context that resumes sessions offers the
+    /// one saved in `sessionSlot` (made for the same name) and saves the server's new ticket there.
+    init(fd: CInt, context: SSLContextHandle, role: TransportRole, readSize: Int, sessionSlot: Int = 0) throws(TransportError) {
         guard let ssl = SSL_new(context.context) else {
             throw TransportError(kind: .protocolFailure, reason: "SSL_new: \(OpenSSLErrors.last())")
         }
@@ -48,6 +49,10 @@ public final class TLSTransport: Transport {
             if let serverName, !serverName.isEmpty, CLonglinkOpenSSL_set_server_name(ssl, serverName) != 1 {
                 SSL_free(ssl)
                 throw TransportError(kind: .protocolFailure, reason: "invalid server name '\(serverName)'")
+            }
+            if context.resumesSessions && CLonglinkOpenSSL_offer_session(ssl, sessionSlot) < 0 {
+                SSL_free(ssl)
+                throw TransportError(kind: .protocolFailure, reason: "cannot offer the saved TLS session: \(OpenSSLErrors.last())")
             }
         }
         guard CLonglinkOpenSSL_set_fd_nosigpipe(ssl, fd) == 1 else {
@@ -77,6 +82,10 @@ public final class TLSTransport: Transport {
         guard state == .open, let name = SSL_get_version(ssl) else { return "" }
         return String(cString: name)
     }
+
+    /// Whether the handshake resumed a session from a ticket (abbreviated: no certificate, no signature); false
+    /// before the handshake finished.
+    public var tlsSessionResumed: Bool? { state == .open && CLonglinkOpenSSL_session_reused(ssl) == 1 }
 
     /// Whether the peer presented a certificate that verified (servers with client-certificate verification).
     public var peerCertificateVerified: Bool {

@@ -23,12 +23,19 @@ public struct TLSTransportFactory: TransportFactory {
         self.defaultServerName = defaultServerName
     }
 
+    /// A transport; an outgoing one keeps its session in slot 0 (a client library has one server).
     public func makeTransport(fd: CInt, role: TransportRole) throws(TransportError) -> any Transport {
+        try makeTransport(fd: fd, role: role, sessionSlot: 0)
+    }
+
+    /// A transport whose outgoing connection offers the session saved in `sessionSlot` and saves its new one
+    /// there (when the context's configuration has `resumesSessions`).
+    public func makeTransport(fd: CInt, role: TransportRole, sessionSlot: Int) throws(TransportError) -> any Transport {
         if noDelay {
             do { try Socket.enableNoDelay(fd) } catch { throw .io(error) }
         }
         var role = role
         if case .connecting(let name) = role, name == nil { role = .connecting(serverName: defaultServerName) }
-        return try TLSTransport(fd: fd, context: context.handle, role: role, readSize: readSize)
+        return try TLSTransport(fd: fd, context: context.handle, role: role, readSize: readSize, sessionSlot: sessionSlot)
     }
 }
