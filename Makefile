@@ -74,9 +74,20 @@ run: release
 # token lifetimes, handshake deadlines) stops being what the tests check. Six keeps both cores busy.
 TEST_PARALLELISM ?= 6
 
+# The example app (issue 15): Examples/RiderApp is a package of its own that depends on this one by path and on the
+# LonglinkClient product alone. `make example-build` builds it in its own build directory (Examples/RiderApp/.build);
+# `make test` builds it before the suite, whose LonglinkExamplesTests run it against a TLS gateway (and fail without it).
+# Without manifest caching: SwiftPM's cached build plan does not notice a source file added to a path dependency
+# (a merge adding a file to LonglinkCore would leave the example's build stale); the plan costs about a second.
+EXAMPLE_PACKAGE := Examples/RiderApp
+.PHONY: example-build
+example-build: deps
+	swift build --package-path $(EXAMPLE_PACKAGE) --disable-build-manifest-caching
+
 ## test: install, check generated code, build and run the whole suite.
 test: test-deps proto-check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	@$(MAKE) --no-print-directory example-build
 	swift test --skip-build $(SWIFT_BUILD_FLAGS) --experimental-maximum-parallelization-width $(TEST_PARALLELISM)
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
 

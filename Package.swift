@@ -283,6 +283,12 @@ let package = Package(
             exclude: ["Scripts"],
             swiftSettings: swiftSettings
         ),
+        // The example app (Examples/RiderApp, its own package) run against a gateway process; `make test` builds it.
+        .testTarget(
+            name: "LonglinkExamplesTests",
+            dependencies: ["LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "LonglinkCommandsTests",
             dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport"],
