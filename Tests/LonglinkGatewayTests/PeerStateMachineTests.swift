@@ -253,6 +253,19 @@ struct PeerStateMachineTests {
         #expect(closeCode(lazy.tick(nowMillis: 1_000)) == .tokenExpired)
     }
 
+    @Test("a token that lives less than the warning lead is warned half-way, once per token, not on every tick")
+    func shortTokenWarnedOncePerToken() {
+        // The lead is 100 ms; each token here lives 60 ms from when it is accepted.
+        var peer = connected(token: "exp:60")
+        #expect(peer.tick(nowMillis: 29).isEmpty)
+        #expect(peer.tick(nowMillis: 30) == [.send(.tokenExpiring(TokenExpiring(expiresAtMillis: 60)))])
+        #expect(peer.receive(.refresh(RefreshRequest(token: "exp:100")), nowMillis: 40).isEmpty)
+        #expect(peer.tick(nowMillis: 41).isEmpty, "the refreshed token is not warned about at once")
+        #expect(peer.tick(nowMillis: 69).isEmpty)
+        #expect(peer.tick(nowMillis: 70) == [.send(.tokenExpiring(TokenExpiring(expiresAtMillis: 100)))])
+        #expect(peer.tick(nowMillis: 80).isEmpty)
+    }
+
     @Test("drain sends a shutdown disconnect with the reconnect delay, once")
     func drain() {
         var peer = connected()

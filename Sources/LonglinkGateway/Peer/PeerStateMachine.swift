@@ -55,6 +55,9 @@ public struct PeerStateMachine {
     /// This connection's ping interval: the default, or what the client asked for within the bounds.
     public private(set) var pingIntervalMillis: UInt64
     private var warnedTokenExpiry = false
+    /// When the current token was accepted (connect or refresh): a token is warned about at most half its remaining
+    /// life before it expires, so a refresh with a short-lived token is not warned about again at once.
+    private var tokenAcceptedAtMillis: UInt64 = 0
     /// Publish token bucket: tokens now, and when it was last refilled (wall ms).
     private var publishTokens: Double
     private var publishRefilledMillis: UInt64
@@ -167,6 +170,7 @@ public struct PeerStateMachine {
             return close(.invalidToken, "\(error)")
         }
         self.principal = principal
+        tokenAcceptedAtMillis = nowMillis
         clientName = request.clientName
         phase = .active
         lastPingMillis = nowMillis
@@ -294,6 +298,7 @@ public struct PeerStateMachine {
                 return close(.invalidToken, "refresh token is for another user")
             }
             principal = refreshed
+            tokenAcceptedAtMillis = nowMillis
             warnedTokenExpiry = false
             return []
         } catch .expired {
@@ -423,7 +428,11 @@ public struct PeerStateMachine {
                 if nowMillis >= expiry {
                     return close(.tokenExpired, "token expired without refresh")
                 }
-                if !warnedTokenExpiry && nowMillis + settings.tokenWarningLeadMillis >= expiry {
+                // The lead is the configured one, or half the token's life left when it was accepted if that is
+                // shorter: a client refreshing with tokens that live less than the lead is warned once per token,
+                // half-way, instead of on every tick (which made it ask its token provider in a tight loop).
+                let lead = min(settings.tokenWarningLeadMillis, (expiry &- min(expiry, tokenAcceptedAtMillis)) / 2)
+                if !warnedTokenExpiry && nowMillis + lead >= expiry {
                     warnedTokenExpiry = true
                     return [.send(.tokenExpiring(TokenExpiring(expiresAtMillis: expiry)))]
                 }

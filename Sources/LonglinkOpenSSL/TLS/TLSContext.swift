@@ -36,14 +36,15 @@ public final class TLSContext: Sendable {
 
 /// Owns one `SSL_CTX`.
 ///
-/// `@unchecked Sendable`: the only one in this adapter. OpenSSL documents an `SSL_CTX` as safe to share between
-/// threads once configured ("SSL_CTX objects may be used by multiple threads concurrently as long as they are not
-/// modified", openssl-threads(7)); this class configures it completely in `init`, never modifies it afterwards,
-/// and only calls `SSL_new` on it from the loop threads. Its reference count is OpenSSL's, and thread-safe. The
-/// two stores the resumption callbacks use (the server's ticket keys, a client's saved sessions) hang off the
-/// context as C objects of the shim with their own mutex, and are changed only from inside those callbacks.
-final class SSLContextHandle: @unchecked Sendable {
-    let context: OpaquePointer
+/// Sendable with one field-level exception, the `SSL_CTX` pointer (C pointers are not Sendable): OpenSSL documents
+/// an `SSL_CTX` as safe to share between threads once configured ("SSL_CTX objects may be used by multiple threads
+/// concurrently as long as they are not modified", openssl-threads(7)); this class configures it completely in
+/// `init`, never modifies it afterwards, and only calls `SSL_new` on it from the loop threads. Its reference count
+/// is OpenSSL's, and thread-safe. The two stores the resumption callbacks use (the server's ticket keys, a client's
+/// saved sessions) hang off the context as C objects of the shim with their own mutex, and are changed only from
+/// inside those callbacks. Every other field is checked by the compiler.
+final class SSLContextHandle: Sendable {
+    nonisolated(unsafe) let context: OpaquePointer
     /// Accepted server key digests (client contexts with pinning); empty: no pinning.
     let pins: [[UInt8]]
     /// Client contexts: whether transports offer saved sessions.
