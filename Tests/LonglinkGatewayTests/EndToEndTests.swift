@@ -379,10 +379,15 @@ struct EndToEndTests {
         let subscriber = try harness.client(backend: backend)
         defer { subscriber.close() }
         let log = ChangeLog()
+        // Publish only once the subscribe was answered: a record committed while the subscribe's read is queued
+        // arrives in the snapshot, not as a push, and a snapshot is not acked (the gateway counts the subscription
+        // as soon as the request arrives).
+        let active = Mutex(false)
+        subscriber.onSubscribed { subscribed, _ in if subscribed == route { active.withLock { $0 = true } } }
         let token = subscriber.observe(route, delegate: log)
         defer { token.cancel() }
         try await subscriber.waitUntilConnected(timeout: .seconds(30))
-        #expect(await eventually { harness.running.gateway.counters.snapshot.subscriptions == 1 })
+        #expect(await eventually(timeout: .seconds(30)) { active.withLock { $0 } })
         let publisher = try harness.client(backend: backend)
         defer { publisher.close() }
         let receipts = publisher.receipts()

@@ -66,9 +66,10 @@ struct AdmissionTests {
         let healthy = try gateway.client(token: gateway.token())
         defer { healthy.close() }
         let seen = LockedCounter()
+        let answered = SubscriptionAnswered(healthy, route)
         let observation = healthy.observe(route) { _ in seen.add() }
         defer { observation.cancel() }
-        #expect(await eventually { gateway.counters.subscriptions == 1 })
+        #expect(await eventually { answered.isAnswered })
         // Idle TCP connections to the TLS port, then real TLS clients, all at once.
         var idle: [HostilePeer] = []
         for _ in 0..<60 { idle.append(try HostilePeer(port: gateway.port(.tls))) }

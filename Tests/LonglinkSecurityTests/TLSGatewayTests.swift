@@ -34,11 +34,12 @@ struct TLSGatewayTests {
         defer { plain.close() }
         let seen = LockedCounter()
         let plainSeen = LockedCounter()
+        let (answered, plainAnswered) = (SubscriptionAnswered(client, route), SubscriptionAnswered(plain, route))
         let token = client.observe(route) { _ in seen.add() }
         let plainToken = plain.observe(route) { _ in plainSeen.add() }
         defer { token.cancel(); plainToken.cancel() }
         #expect(await eventually { client.state.isConnected && plain.state.isConnected })
-        #expect(await eventually { gateway.counters.subscriptions == 2 })
+        #expect(await eventually { answered.isAnswered && plainAnswered.isAnswered })
         #expect(gateway.running.gateway.counters.tlsConnectionCount == 1, "connections are labelled by transport")
         for change in taxiChanges("t1", count: 20) { try await gateway.apply(change) }
         #expect(await eventually { seen.value >= 20 && plainSeen.value >= 20 })
@@ -194,9 +195,10 @@ struct TLSGatewayTests {
         let client = try gateway.client(.tls, token: gateway.token(), tls: .client(trust: .caFile(certificates.caFile)))
         defer { client.close() }
         let seen = LockedCounter()
+        let answered = SubscriptionAnswered(client, route)
         let observation = client.observe(route) { _ in seen.add() }
         defer { observation.cancel() }
-        #expect(await eventually { gateway.counters.subscriptions == 1 })
+        #expect(await eventually { answered.isAnswered })
         let before = try sClient(gateway.port(.tls), ["-CAfile", certificates.caFile])
         #expect(before.text.contains("CN = localhost"))
 

@@ -61,11 +61,12 @@ struct TokenProviderTests {
         let states = StateRecorder(client)
         let route = Route.order(.taxi, OrderID("tp1")!)
         let offsets = Mutex<[UInt64]>([])
+        let answered = SubscriptionAnswered(client, route)
         let observation = client.observe(route) { change in
             if change.kind == .change { offsets.withLock { $0.append(change.record.position.offset) } }
         }
         defer { observation.cancel() }
-        #expect(await eventually { client.state.isConnected && gateway.counters.subscriptions == 1 })
+        #expect(await eventually { client.state.isConnected && answered.isAnswered })
         let changes = taxiChanges("tp1", count: 10)
         for change in changes.prefix(5) { try await gateway.apply(change) }
         // Past the first token's exp (8 s after it was minted, plus a tick): the session must still be the first one.

@@ -29,8 +29,9 @@ final class HostileFixture {
         healthy = try gateway.client(token: gateway.token("healthy", routes: ["order://taxi/*"]))
         changes = taxiChanges("healthy", count: 400)
         let received = self.received
+        let answered = SubscriptionAnswered(healthy, Route.order(.taxi, OrderID("healthy")!))
         observation = healthy.observe(Route.order(.taxi, OrderID("healthy")!)) { _ in received.add() }
-        guard await eventually({ self.gateway.counters.subscriptions == 1 }) else { throw FixtureError.notReady }
+        guard await eventually({ answered.isAnswered }) else { throw FixtureError.notReady }
         // Listeners of every loop plus the healthy connection, read until stable.
         var previous = -1
         while baselineSockets != previous {

@@ -161,3 +161,18 @@ func taxiChanges(_ id: String, count: Int) -> [OrderChange] {
         }
     }
 }
+
+/// Set once `client`'s subscribe to `route` was answered on its connection: records committed from then on reach
+/// it as pushes. The gateway counts a subscription when the request arrives, before its snapshot is read, so a
+/// change applied in between arrives folded into the snapshot (one notification, not one per record).
+final class SubscriptionAnswered: Sendable {
+    private let answered = Mutex(false)
+
+    init(_ client: LonglinkClient, _ route: Route) {
+        client.onSubscribed { subscribed, _ in
+            if subscribed == route { self.answered.withLock { $0 = true } }
+        }
+    }
+
+    var isAnswered: Bool { answered.withLock { $0 } }
+}
