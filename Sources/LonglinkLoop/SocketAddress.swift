@@ -1,4 +1,5 @@
 import Glibc
+import CLonglinkLinux
 
 /// An IPv4 or IPv6 address with a port, ready for `bind`/`connect`.
 ///
