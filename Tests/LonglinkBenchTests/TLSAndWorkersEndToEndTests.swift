@@ -40,19 +40,6 @@ extension BenchEndToEnd {
             #expect((resumed.figure("resumed_handshakes_per_second") ?? 0) > 0)
         }
 
-        @Test("connect --tls --tls-max-version 1.2: the clients resume with TLS 1.2 tickets in the second run")
-        func connectOverTLS12Resumes() throws {
-            let executable = try #require(longlinkExecutable())
-            var parameters = BenchParameters(scenario: .connect, connections: 40, timeout: 20, tls: true)
-            parameters.tls12Only = true
-            let report = try LonglinkBench.run(parameters, command: "test", executable: executable)
-            #expect(report.runs.count == 2)
-            #expect(report.runs.first?.figure("tls_full_handshakes") == 40)
-            let resumed = try #require(report.runs.last)
-            #expect(resumed.figure("tls_resumed_handshakes") == 40, "\(resumed.failures)")
-            #expect(resumed.figure("tls_full_handshakes") == 0)
-        }
-
         @Test("connect --tls trusting another CA fails every handshake, counted by reason")
         func connectOverTLSWithWrongCA() throws {
             let executable = try #require(longlinkExecutable())
