@@ -95,6 +95,19 @@ static int ring_rotate_locked(ll_ticket_ring *ring, time_t now) {
     return 1;
 }
 
+// The ticket cipher, fetched once: EVP_aes_256_cbc() is OpenSSL 3's legacy handle, which every
+// EVP_EncryptInit_ex/EVP_DecryptInit_ex call turns into an implicit fetch (a provider lookup by name) on each
+// handshake that issues or opens a ticket. NULL if the fetch failed (then the legacy handle is used).
+static EVP_CIPHER *ticket_cipher_fetched = NULL;
+static pthread_once_t ticket_cipher_once = PTHREAD_ONCE_INIT;
+
+static void ticket_cipher_init(void) { ticket_cipher_fetched = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL); }
+
+static const EVP_CIPHER *ticket_cipher(void) {
+    pthread_once(&ticket_cipher_once, ticket_cipher_init);
+    return ticket_cipher_fetched != NULL ? ticket_cipher_fetched : EVP_aes_256_cbc();
+}
+
 static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char *iv, EVP_CIPHER_CTX *cipher,
                          EVP_MAC_CTX *mac, int encrypt) {
     ll_ticket_ring *ring = SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), ring_index);
@@ -130,10 +143,10 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char *iv
     int ok;
     if (encrypt) {
         memcpy(key_name, key.name, 16);
-        ok = RAND_bytes(iv, EVP_CIPHER_get_iv_length(EVP_aes_256_cbc())) == 1 &&
-             EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), NULL, key.aes, iv) == 1 && EVP_MAC_CTX_set_params(mac, params) == 1;
+        ok = RAND_bytes(iv, EVP_CIPHER_get_iv_length(ticket_cipher())) == 1 &&
+             EVP_EncryptInit_ex(cipher, ticket_cipher(), NULL, key.aes, iv) == 1 && EVP_MAC_CTX_set_params(mac, params) == 1;
     } else {
-        ok = EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), NULL, key.aes, iv) == 1 && EVP_MAC_CTX_set_params(mac, params) == 1;
+        ok = EVP_DecryptInit_ex(cipher, ticket_cipher(), NULL, key.aes, iv) == 1 && EVP_MAC_CTX_set_params(mac, params) == 1;
     }
     OPENSSL_cleanse(&key, sizeof(key));
     if (!ok) return -1;

@@ -74,6 +74,9 @@ public struct BenchParameters: Sendable, Hashable {
     public var caFile: String?
     /// `--tls`: no certificate verification at all (the CLI warns).
     public var insecure: Bool
+    /// `--tls-max-version 1.2`: the bench clients offer TLS 1.2 at most, so their reconnects resume with
+    /// abbreviated TLS 1.2 handshakes (no new key exchange) instead of TLS 1.3 psk_dhe_ke ones.
+    public var tls12Only = false
     /// Local IPv4 addresses the Longlink connections bind to before connecting (`--source-addresses`): connection
     /// i uses address i mod N and falls over to the next on `EADDRNOTAVAIL`. Empty = the kernel's choice. Each
     /// source address has its own ephemeral port range per server address; Linux routes all of 127/8 to `lo`.
@@ -262,7 +265,7 @@ public struct BenchParameters: Sendable, Hashable {
             guard scenario != .store && scenario != .codec else { throw BenchError("--source-addresses applies to the network scenarios") }
             guard sourceAddresses.count <= 254 else { throw BenchError("--source-addresses: at most 254 addresses") }
         }
-        if !tls && (caFile != nil || insecure) { throw BenchError("--ca-file and --insecure need --tls") }
+        if !tls && (caFile != nil || insecure || tls12Only) { throw BenchError("--ca-file, --insecure and --tls-max-version need --tls") }
         if insecure && caFile != nil { throw BenchError("--insecure and --ca-file contradict each other; choose one") }
         if !crossNode.isEmpty {
             guard scenario == .fanout else { throw BenchError("--cross-node applies to the fanout scenario only") }

@@ -6,10 +6,11 @@ import LonglinkOpenSSL
 /// its own gateway, a throwaway CA and a server certificate for 127.0.0.1 made with the `openssl` command.
 enum BenchTLS {
     /// The client transport factory: trusts `caFile`, or nothing at all with `insecure` (the caller warns).
-    static func clientFactory(caFile: String?, insecure: Bool, serverName: String) throws -> TLSTransportFactory {
+    /// `tls12Only`: offer TLS 1.2 at most (resumptions are then abbreviated TLS 1.2 handshakes).
+    static func clientFactory(caFile: String?, insecure: Bool, serverName: String, tls12Only: Bool = false) throws -> TLSTransportFactory {
         let trust: TLSConfiguration.Trust = insecure ? .insecureNoVerification : caFile.map { .caFile($0) } ?? .system
         do {
-            let context = try TLSContext(.client(trust: trust))
+            let context = try TLSContext(.client(trust: trust, maximumVersion: tls12Only ? .tls12 : .tls13))
             return TLSTransportFactory(context: context, defaultServerName: serverName)
         } catch {
             throw BenchError("--tls: \(error.reason)")

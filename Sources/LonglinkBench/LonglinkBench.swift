@@ -169,7 +169,9 @@ public enum LonglinkBench {
                 let host = String(text[..<(text.lastIndex(of: ":") ?? text.endIndex)])
                 return host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
             } ?? "127.0.0.1"
-            servers.tls = try BenchTLS.clientFactory(caFile: caFile, insecure: parameters.insecure, serverName: serverName)
+            servers.tls = try BenchTLS.clientFactory(
+                caFile: caFile, insecure: parameters.insecure, serverName: serverName, tls12Only: parameters.tls12Only
+            )
             servers.caFile = caFile
         }
         if parameters.transport == .ws {

@@ -16,6 +16,7 @@ extension ClientTLS {
             certificateFile: clientCertificate?.certificateFile,
             privateKeyFile: clientCertificate?.privateKeyFile,
             pinnedPublicKeySHA256: pinnedPublicKeys.map(\.sha256),
+            maximumVersion: maximumVersion == .tls12 ? .tls12 : .tls13,
             resumesSessions: resumesSessions
         )
         do {

@@ -14,6 +14,19 @@ public struct ClientTLS: Sendable, Hashable {
         case insecureNoVerification
     }
 
+    /// The highest TLS version the client offers.
+    public enum MaximumVersion: Sendable, Hashable {
+        /// TLS 1.3 (the default): a resumed handshake still makes a fresh key exchange (psk_dhe_ke), so even a
+        /// leaked ticket key does not decrypt a resumed session.
+        case tls13
+        /// TLS 1.2 only: a resumed handshake is an abbreviated one without a key exchange, about four times
+        /// cheaper for the server than a TLS 1.3 resumption. What it gives up: a resumed session's keys come from
+        /// the ticket alone, so whoever obtains the server's ticket key (until it rotates) can decrypt recorded
+        /// resumed sessions; a full TLS 1.2 handshake also sends the server certificate unencrypted. For fleets
+        /// that reconnect all at once after a node restart; the server accepts either without configuration.
+        case tls12
+    }
+
     /// Which CAs are trusted.
     public var trust: Trust
     /// A client certificate for servers that require one.
@@ -25,14 +38,18 @@ public struct ClientTLS: Sendable, Hashable {
     /// handshake skips the certificate exchange and costs the server a fraction of a full one. A resumed
     /// connection trusts the check made on the full handshake it came from (see `LonglinkClient.tlsHandshakes`).
     public var resumesSessions: Bool
+    /// The highest TLS version offered (`.tls13` by default; `.tls12` for cheaper resumptions, see its caveats).
+    public var maximumVersion: MaximumVersion
 
     /// Creates TLS settings (the system CA store, no client certificate, no pins, session resumption by default).
     public init(
         trust: Trust = .system,
         clientCertificate: ClientCertificate? = nil,
         pinnedPublicKeys: [PublicKeyPin] = [],
-        resumesSessions: Bool = true
+        resumesSessions: Bool = true,
+        maximumVersion: MaximumVersion = .tls13
     ) {
+        self.maximumVersion = maximumVersion
         self.trust = trust
         self.clientCertificate = clientCertificate
         self.pinnedPublicKeys = pinnedPublicKeys

@@ -13,12 +13,13 @@ import Testing
 /// random rotating keys, TLS 1.2 only, and one whose ticket keys come from a file and whose certificate file can
 /// be replaced (then `shared.reload()`).
 final class ResumptionGateway {
-    enum Listener: Int { case tls13 = 1, tls12, shared }
+    enum Listener: Int { case tls13 = 1, tls12, shared, tls13Only }
 
     let running: RunningGateway
     let rotating: TLSContext
     let tls12: TLSContext
     let shared: TLSContext
+    let tls13Only: TLSContext
     let directory: String
 
     init() throws {
@@ -32,13 +33,14 @@ final class ResumptionGateway {
         shared = try TLSContext(
             .server(certificateFile: directory + "/server.pem", privateKeyFile: c.serverKey, sessionTickets: .keyFile(directory + "/ticket.key"))
         )
+        tls13Only = try TLSContext(.server(certificateFile: c.serverCertificate, privateKeyFile: c.serverKey, minimumVersion: .tls13))
         let configuration = GatewayConfiguration(
             host: "127.0.0.1",
             port: 0,
             loopCount: 2,
             peer: PeerSettings(nodeID: "resumption-node"),
             drainPeriod: .milliseconds(300),
-            additionalListeners: [rotating, tls12, shared].map {
+            additionalListeners: [rotating, tls12, shared, tls13Only].map {
                 GatewayListener(host: "127.0.0.1", port: 0, transport: TLSTransportFactory(context: $0))
             },
             admission: AdmissionLimits(connectionsPerSecond: 0, maxConnectionsPerAddress: 0)
@@ -185,5 +187,29 @@ struct TLSResumptionTests {
         // The resumed handshake sends no certificate: the check made on the full handshake stands (until the
         // ticket expires or the ticket keys change).
         #expect(await reconnect(client) == TLSHandshakeCounts(full: 1, resumed: 2, lastResumed: true))
+    }
+
+    @Test("a client limited to TLS 1.2 (ClientTLS.maximumVersion) resumes with abbreviated TLS 1.2 handshakes on the default listener, and cannot reach a TLS 1.3-only one")
+    func tls12Client() async throws {
+        let gateway = try ResumptionGateway()
+        defer { gateway.stop() }
+        let tls = ClientTLS(trust: .caFile(certificates.caFile), maximumVersion: .tls12)
+        let client = try gateway.client(.tls13, tls: tls)
+        defer { client.close() }
+        #expect(await handshakes(client, total: 1) == TLSHandshakeCounts(full: 1, resumed: 0, lastResumed: false))
+        #expect(await reconnect(client) == TLSHandshakeCounts(full: 1, resumed: 1, lastResumed: true))
+        #expect(await eventually { gateway.counters.tlsResumedHandshakeCount == 1 })
+
+        // The limit is real: a server that wants TLS 1.3 refuses the client in the handshake.
+        let refused = try gateway.client(.tls13Only, tls: tls)
+        defer { refused.close() }
+        let state = await StateRecorder(refused).first { $0.isConnected || $0.failure != nil }
+        guard case .tls? = state?.failure else {
+            Issue.record("a TLS 1.2-only client must not reach a TLS 1.3-only server, got \(String(describing: state))")
+            return
+        }
+        let unlimited = try gateway.client(.tls13Only)
+        defer { unlimited.close() }
+        #expect(await StateRecorder(unlimited).first { $0.isConnected || $0.isStopped }?.isConnected == true)
     }
 }

@@ -98,6 +98,12 @@ public enum BenchCommand {
             configurable: false
         ),
         OptionSpec("ca-file", valueName: "FILE", help: "--tls: trust only the CAs in this PEM file", configurable: false),
+        OptionSpec(
+            "tls-max-version",
+            valueName: "1.2|1.3",
+            help: "--tls: highest TLS version the clients offer (1.2: resumptions are abbreviated TLS 1.2 handshakes)",
+            configurable: false
+        ),
         OptionSpec("insecure", kind: .flag, help: "--tls without certificate checks (prints a warning)", configurable: false),
         OptionSpec("json", kind: .flag, help: "print the report as JSON", configurable: false),
         OptionSpec("csv", valueName: "FILE", help: "write the per-second series as CSV", configurable: false),
@@ -235,6 +241,11 @@ public enum BenchCommand {
         parameters.crossNode = options.string("cross-node").map { $0.split(separator: ";").map(String.init) } ?? []
         parameters.storeURL = options.string("store-url")
         parameters.transport = transport
+        switch options.string("tls-max-version") {
+        case nil, "1.3": parameters.tls12Only = false
+        case "1.2": parameters.tls12Only = true
+        case let other?: throw CommandLineError("--tls-max-version must be 1.2 or 1.3, got \(other)")
+        }
         parameters.webSocketServer = options.string("ws-server")
         do {
             try parameters.validate()
