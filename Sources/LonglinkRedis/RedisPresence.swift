@@ -17,44 +17,7 @@ import Synchronization
 /// `.unavailable`; after a reconnect every route is written again.
 public final class RedisPresence: PresenceStore {
     /// Where Redis is and how entries expire.
-    public struct Configuration: Sendable {
-        /// The server.
-        public var address: RedisAddress
-        /// Sent with `AUTH` when set.
-        public var password: String?
-        /// Key prefix (the store's).
-        public var prefix: String
-        /// This node's id (the hash field).
-        public var nodeID: String
-        /// How long a node's entries outlive its last refresh.
-        public var ttl: Duration
-        /// How often changed routes are written.
-        public var flushInterval: Duration
-        /// Routes with more subscribers report counts only.
-        public var countsOnlyAbove: Int
-        /// Where problems are reported.
-        public var logger: Logger
-
-        public init(
-            address: RedisAddress,
-            password: String? = nil,
-            prefix: String = "longlink",
-            nodeID: String,
-            ttl: Duration = .seconds(10),
-            flushInterval: Duration = .milliseconds(20),
-            countsOnlyAbove: Int = 100,
-            logger: Logger = .disabled
-        ) {
-            self.address = address
-            self.password = password
-            self.prefix = prefix
-            self.nodeID = nodeID
-            self.ttl = ttl
-            self.flushInterval = flushInterval
-            self.countsOnlyAbove = countsOnlyAbove
-            self.logger = logger
-        }
-    }
+    public typealias Configuration = RedisPresenceConfiguration<RedisAddress>
 
     /// The configuration.
     public let configuration: Configuration
