@@ -75,6 +75,10 @@ struct StoreWriterTests {
             }
             #expect(applied.record.toState == change.targetState)
         }
+        // Observers are told after the completions, on the writer thread: the last notification may not even be
+        // queued yet when the last completion resumes this task, so wait for it (bounded) before draining.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while observed.load(ordering: .relaxed) < 8 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         registry.waitUntilDelivered()
         #expect(observed.load(ordering: .relaxed) == 8)
         #expect(observedEarly.load(ordering: .relaxed) == 0)
