@@ -102,7 +102,8 @@ let package = Package(
         ),
         .target(
             name: "LonglinkGateway",
-            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkHTTP", "LonglinkJSON"],
+            // LonglinkStores: the admin API's feature toggles are served by `ToggleService` (no one-adapter seam).
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkHTTP", "LonglinkJSON", "LonglinkStores"],
             path: "Sources/LonglinkGateway",
             swiftSettings: swiftSettings
         ),

@@ -1,11 +1,63 @@
 public import LonglinkCore
 
-/// Feature toggles in the `toggles` table (schema v2). Toggles change rarely, so statements are prepared per call.
-extension SQLiteOrderStore {
-    public func setToggle(app: String, name: String, value: ToggleValue, nowMillis: UInt64) throws(StoreError) -> FeatureToggle {
-        guard var toggle = FeatureToggle(app: app, name: name, value: value) else {
-            throw .invalidField("toggle '\(app)/\(name)': app must be [a-z0-9_-] (32) and name [A-Za-z0-9_.-] (64)")
+/// Feature toggles in a Longlink SQLite file: the `toggles` table (schema v2), beside the orders of the
+/// `SQLiteOrderStore` on the same file, on a connection of its own. Toggle positions carry the file's epoch.
+///
+/// Opening migrates the file like `SQLiteOrderStore` does (a v1 file gets its `toggles` table), so either store
+/// may be opened first; `init(readingExisting:)` changes nothing and reads a v1 file as holding no toggles.
+/// The table's format is unchanged from when toggles were part of the order store: files written then open as
+/// they are. Toggles change rarely, so statements are prepared per call.
+///
+/// Like every store it is owned by one thread at a time and is not `Sendable`. Two connections to one file in one
+/// process are fine in WAL mode; the gateway uses both from the Store's writer thread, so they never wait on
+/// each other.
+public final class SQLiteToggleStore: ToggleStore {
+    /// The file's epoch.
+    public let epoch: UInt32
+    /// The path of the database file.
+    public let path: String
+    let database: SQLiteDatabase
+    private var closed = false
+
+    /// Opens the store at `path`, creating the file (not its directory) when missing, and migrates its schema.
+    /// - Throws: `.storage` when the file cannot be opened, created, written or read as a Longlink database.
+    public convenience init(path: String, synchronous: SQLiteOrderStore.Durability = .normal) throws(StoreError) {
+        try self.init(path: path, synchronous: synchronous, migrations: SQLiteSchema.migrations)
+    }
+
+    /// Opens, creating and migrating; tests pass older migrations to make files of an earlier schema.
+    init(path: String, synchronous: SQLiteOrderStore.Durability, migrations: [SQLiteSchema.Migration]) throws(StoreError) {
+        do {
+            database = try SQLiteDatabase(
+                path: path,
+                synchronousFull: synchronous == .full,
+                migrations: migrations,
+                nowMillis: SystemWallClock().nowMillis()
+            )
+        } catch {
+            throw error.storeError(path: path)
         }
+        self.path = path
+        epoch = database.epoch
+    }
+
+    /// Opens the existing store at `path` for reading only, as `longlink migrate` reads its source (see
+    /// `SQLiteOrderStore.init(readingExisting:)`): writes fail with `.storage`.
+    public init(readingExisting path: String) throws(StoreError) {
+        do {
+            database = try SQLiteDatabase(readingExisting: path)
+        } catch {
+            throw error.storeError(path: path)
+        }
+        self.path = path
+        epoch = database.epoch
+    }
+
+    deinit { database.close() }
+
+    public func setToggle(app: String, name: String, value: ToggleValue, nowMillis: UInt64) throws(StoreError) -> FeatureToggle {
+        guard !closed else { throw .closed }
+        guard var toggle = FeatureToggle(app: app, name: name, value: value) else { throw .invalidToggle(app: app, name: name) }
         let (kind, text) = Self.columns(value)
         let epoch = self.epoch
         let offset = try storage { () throws(SQLiteError) -> UInt64 in
@@ -35,8 +87,6 @@ extension SQLiteOrderStore {
         return toggle
     }
 
-    public var keepsToggles: Bool { true }
-
     /// Writes the toggle as given (position in this store's epoch) in one transaction with the check of what is
     /// stored.
     @discardableResult
@@ -46,14 +96,14 @@ extension SQLiteOrderStore {
         imported.position.epoch = epoch
         let (kind, text) = Self.columns(toggle.value)
         let decided = try storage { () throws(SQLiteError) -> Result<ImportOutcome, StoreError> in
-            try statements.begin.run()
+            try database.connection.execute("BEGIN IMMEDIATE")
             do throws(SQLiteError) {
                 let stored = try readToggles(app: toggle.app).first { $0.name == toggle.name }
                 let decision = Result { () throws(StoreError) in
                     try ChangeValidation.importOutcome(stored: stored, imported: imported, policy: policy)
                 }
                 guard case .success(let outcome) = decision else {
-                    try statements.rollback.run()
+                    try database.connection.execute("ROLLBACK")
                     return decision
                 }
                 if outcome != .identical {
@@ -75,10 +125,10 @@ extension SQLiteOrderStore {
                     try upsert.bind(toggle.updatedAtMillis, at: 7)
                     try upsert.run()
                 }
-                try statements.commit.run()
+                try database.connection.execute("COMMIT")
                 return .success(outcome)
             } catch {
-                if !database.connection.isAutocommit { try? statements.rollback.run() }
+                if !database.connection.isAutocommit { try? database.connection.execute("ROLLBACK") }
                 throw error
             }
         }
@@ -87,6 +137,23 @@ extension SQLiteOrderStore {
 
     public func toggles(app: String?) throws(StoreError) -> [FeatureToggle] {
         try storage { () throws(SQLiteError) -> [FeatureToggle] in try readToggles(app: app) }
+    }
+
+    /// Checkpoints and closes the connection. Further calls throw `.closed`.
+    public func shutdown() {
+        guard !closed else { return }
+        closed = true
+        database.close()
+    }
+
+    /// Runs SQLite work, mapping its errors to `StoreError.storage` (and refusing work once closed).
+    private func storage<T>(_ body: () throws(SQLiteError) -> T) throws(StoreError) -> T {
+        guard !closed else { throw .closed }
+        do {
+            return try body()
+        } catch {
+            throw error.storeError(path: path)
+        }
     }
 
     /// The stored toggles of `app` (all when nil); none in a read-only v1 file, which has no `toggles` table.
@@ -133,3 +200,6 @@ extension SQLiteOrderStore {
         }
     }
 }
+
+@available(*, unavailable)
+extension SQLiteToggleStore: Sendable {}

@@ -1,7 +1,7 @@
 public import LonglinkCore
 import Synchronization
 
-/// One difference between the primary and the shadow store seen by `ShadowOrderStore`.
+/// One difference between the primary and the shadow store seen by `ShadowOrderStore` (or `ShadowToggleStore`).
 public struct ShadowDivergence: Hashable, Sendable, CustomStringConvertible {
     /// What kind of difference.
     public enum Kind: String, Hashable, Sendable {
@@ -19,8 +19,8 @@ public struct ShadowDivergence: Hashable, Sendable, CustomStringConvertible {
         case expiryDiffers = "expiry_differs"
     }
 
-    /// The operation (`apply`, `applyCommitted`, `snapshot`, `records`, `importOrder`, `expire`, `setToggle`,
-    /// `toggles`, `importToggle`).
+    /// The operation (`apply`, `applyCommitted`, `snapshot`, `records`, `importOrder`, `expire`; and
+    /// `ShadowToggleStore`'s `setToggle`, `toggles`, `importToggle`).
     public var operation: String
     /// The kind of difference.
     public var kind: Kind

@@ -1,22 +1,26 @@
-import LonglinkCore
+public import LonglinkCore
 
-/// Feature toggles in a migration: the one place that copies and compares them. (Toggles live in the order
-/// store's backend today; when they get a store seam of their own, these functions move onto it.)
+/// Feature toggles in a migration: the one place that copies and compares them, through the `ToggleStore` seam.
 ///
 /// A toggle keeps only its current value and the offset of its last change, so a target copy with a lower offset
 /// is an earlier state (brought up to date), a higher offset is ahead, and the same offset with another value or
 /// time has diverged. Toggles are few: they are read whole, not in pages.
 extension StoreMigration {
-    /// Refuses to copy to a target that keeps no toggles when the source holds some (they would be lost).
-    static func checkTogglesKept(source: any OrderStore, target: any OrderStore) throws(MigrationError) {
-        guard !target.keepsToggles else { return }
-        let held = try read(source)
-        guard !held.isEmpty else { return }
-        throw .togglesNotKept(count: held.count, first: held.prefix(5).map { "\($0.app)/\($0.name)" })
+    /// The toggle stores of a migration's two ends (the source's read-only, like its order store).
+    public struct Toggles {
+        /// Where toggles are read.
+        public var source: any ToggleStore
+        /// Where they are written.
+        public var target: any ToggleStore
+
+        public init(source: any ToggleStore, target: any ToggleStore) {
+            self.source = source
+            self.target = target
+        }
     }
 
     /// Writes every toggle of the source to the target under `policy`.
-    static func copyToggles(from source: any OrderStore, to target: any OrderStore, policy: ImportPolicy)
+    static func copyToggles(from source: any ToggleStore, to target: any ToggleStore, policy: ImportPolicy)
         throws(MigrationError) -> Counts
     {
         var counts = Counts()
@@ -31,7 +35,7 @@ extension StoreMigration {
     }
 
     /// Every toggle that differs between the stores, in app, name order.
-    static func toggleDifferences(source: any OrderStore, target: any OrderStore) throws(MigrationError) -> [Difference] {
+    static func toggleDifferences(source: any ToggleStore, target: any ToggleStore) throws(MigrationError) -> [Difference] {
         let inSource = Dictionary(uniqueKeysWithValues: try read(source).map { (Key($0), $0) })
         let inTarget = Dictionary(uniqueKeysWithValues: try read(target).map { (Key($0), $0) })
         var differences: [Difference] = []
@@ -58,7 +62,7 @@ extension StoreMigration {
     }
 
     /// How many distinct toggles the two stores hold together.
-    static func toggleCount(source: any OrderStore, target: any OrderStore) throws(MigrationError) -> Int {
+    static func toggleCount(source: any ToggleStore, target: any ToggleStore) throws(MigrationError) -> Int {
         Set(try read(source).map(Key.init)).union(try read(target).map(Key.init)).count
     }
 
@@ -75,7 +79,7 @@ extension StoreMigration {
         static func < (a: Key, b: Key) -> Bool { (a.app, a.name) < (b.app, b.name) }
     }
 
-    private static func read(_ store: any OrderStore) throws(MigrationError) -> [FeatureToggle] {
+    private static func read(_ store: any ToggleStore) throws(MigrationError) -> [FeatureToggle] {
         do throws(StoreError) {
             return try store.toggles(app: nil)
         } catch {

@@ -2,14 +2,14 @@ public import LonglinkCore
 
 /// Comparing two stores order by order (and toggle by toggle), and walking a store's orders.
 extension StoreMigration {
-    /// Compares two stores order by order (snapshot and retained history, ignoring epochs) and, unless `toggles`
-    /// is false, toggle by toggle; returns the differences, the first `maxReported` of them named (which side
+    /// Compares two stores order by order (snapshot and retained history, ignoring epochs) and, when `toggles` are
+    /// given, toggle by toggle; returns the differences, the first `maxReported` of them named (which side
     /// holds what).
     /// - Parameter progress: called after each page of source orders (the source is counted first when given).
     public static func verify(
         source: any OrderStore,
         target: any OrderStore,
-        toggles comparesToggles: Bool = true,
+        toggles: Toggles? = nil,
         maxReported: Int = 20,
         pageSize: Int = 500,
         progress: ((Progress) -> Void)? = nil
@@ -50,9 +50,9 @@ extension StoreMigration {
                 }
             }
         }
-        if comparesToggles {
-            let differences = try toggleDifferences(source: source, target: target)
-            result.togglesChecked = try toggleCount(source: source, target: target)
+        if let toggles {
+            let differences = try toggleDifferences(source: toggles.source, target: toggles.target)
+            result.togglesChecked = try toggleCount(source: toggles.source, target: toggles.target)
             for difference in differences { result.note(difference, maxReported: maxReported) }
         }
         return result

@@ -1,8 +1,8 @@
 public import LonglinkCore
 
 /// Copies everything a store holds (orders with their retained history, feature toggles) between any two
-/// `OrderStore`s through the protocol (`orders(after:)`, `retainedHistory`, `importOrder`, `toggles`,
-/// `importToggle`), and compares them. `longlink migrate --from <spec> --to <spec> [--verify] [--overwrite]` is:
+/// stores through the seams (`OrderStore`'s `orders(after:)`, `retainedHistory`, `importOrder`; `ToggleStore`'s
+/// `toggles`, `importToggle`), and compares them. `longlink migrate --from <spec> --to <spec> [--verify] [--overwrite]` is:
 ///
 /// ```swift
 /// let report = try StoreMigration.copy(from: source, to: target, overwrite: overwrite) { print($0) }
@@ -93,7 +93,7 @@ public enum StoreMigration {
     public struct Report: Hashable, Sendable {
         /// What was done with orders.
         public var orders: Counts
-        /// What was done with toggles; nil when they were not copied (`toggles: false`).
+        /// What was done with toggles; nil when they were not copied (no `toggles` given).
         public var toggles: Counts?
     }
 
@@ -191,8 +191,6 @@ public enum StoreMigration {
         /// The target holds orders or toggles a copy cannot bring up to date (ahead of the source, diverged, or
         /// not in the source); nothing was written.
         case targetNotEmpty(differing: Int, first: [Difference])
-        /// The source holds toggles and the target keeps none; nothing was written.
-        case togglesNotKept(count: Int, first: [String])
         /// A store call failed.
         case store(StoreError, order: String?)
 
@@ -202,22 +200,18 @@ public enum StoreMigration {
                 "the target holds \(count) orders or toggles that differ from the source and cannot be brought up "
                     + "to date (first: " + first.map(\.description).joined(separator: "; ")
                     + "); pass overwrite to replace them"
-            case .togglesNotKept(let count, let first):
-                "the source holds \(count) feature toggles (\(first.joined(separator: ", "))) and the target keeps "
-                    + "none"
             case .store(let error, let order): "\(order.map { "\($0): " } ?? "")\(error)"
             }
         }
     }
 
-    /// Copies every order with its retained history, and every toggle (unless `toggles` is false), from `source`
+    /// Copies every order with its retained history, and every toggle (when `toggles` are given), from `source`
     /// to `target`.
     ///
     /// Before writing anything the target is checked: a target holding orders or toggles that are ahead of the
     /// source's, diverged from them, or absent from the source is refused with `.targetNotEmpty` unless
-    /// `overwrite` is true (then those are replaced and target-only ones are left in place and counted); a source
-    /// with toggles and a target that keeps none is refused with `.togglesNotKept`. Target copies that are
-    /// earlier states of the source's are brought up to date either way.
+    /// `overwrite` is true (then those are replaced and target-only ones are left in place and counted). Target
+    /// copies that are earlier states of the source's are brought up to date either way.
     /// - Parameters:
     ///   - pageSize: orders read per `orders(after:limit:)` call.
     ///   - countFirst: count the orders first so `Progress.total` is known.
@@ -226,13 +220,12 @@ public enum StoreMigration {
         from source: any OrderStore,
         to target: any OrderStore,
         overwrite: Bool = false,
-        toggles copiesToggles: Bool = true,
+        toggles: Toggles? = nil,
         pageSize: Int = 500,
         countFirst: Bool = true,
         progress: ((Progress) -> Void)? = nil
     ) throws(MigrationError) -> Report {
         let pageSize = max(1, pageSize)
-        if copiesToggles { try checkTogglesKept(source: source, target: target) }
         var conflicts = try orderConflicts(
             source: source,
             target: target,
@@ -241,17 +234,20 @@ public enum StoreMigration {
             total: countFirst && progress != nil ? try count(target, pageSize: pageSize) : nil,
             progress: progress
         )
-        let toggleConflicts = copiesToggles ? try toggleDifferences(source: source, target: target).filter { !$0.isResolvedByCopy } : []
+        var toggleConflicts: [Difference] = []
+        if let toggles {
+            toggleConflicts = try toggleDifferences(source: toggles.source, target: toggles.target).filter { !$0.isResolvedByCopy }
+        }
         for difference in toggleConflicts { conflicts.note(difference, maxReported: 5) }
         if !conflicts.isClean && !overwrite {
             throw .targetNotEmpty(differing: conflicts.differenceCount, first: conflicts.differences)
         }
         let policy: ImportPolicy = overwrite ? .replace : .extend
-        var toggles: Counts?
-        if copiesToggles {
-            var counts = try copyToggles(from: source, to: target, policy: policy)
+        var toggleCounts: Counts?
+        if let toggles {
+            var counts = try copyToggles(from: toggles.source, to: toggles.target, policy: policy)
             counts.targetOnly = toggleConflicts.filter { $0.kind == .missingInSource }.count
-            toggles = counts
+            toggleCounts = counts
         }
         var state = Progress(phase: .copy, visited: 0, total: countFirst ? try count(source, pageSize: pageSize) : nil)
         try walk(source, pageSize: pageSize) { (page) throws(MigrationError) in
@@ -267,7 +263,7 @@ public enum StoreMigration {
             progress?(state)
         }
         state.orders.targetOnly = conflicts.missingInSource - toggleConflicts.filter { $0.kind == .missingInSource }.count
-        return Report(orders: state.orders, toggles: toggles)
+        return Report(orders: state.orders, toggles: toggleCounts)
     }
 
     /// The difference between two copies of an order (nil: the same), described from the source's and the

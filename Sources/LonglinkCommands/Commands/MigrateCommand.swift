@@ -2,7 +2,8 @@ import LonglinkCore
 import LonglinkStores
 
 /// `longlink migrate --from STORE --to STORE [--verify] [--overwrite]`: copies everything a store holds (every
-/// order with its retained history, every feature toggle) between any two stores through the `OrderStore` seam.
+/// order with its retained history, every feature toggle) between any two stores through the `OrderStore` and
+/// `ToggleStore` seams.
 /// The source is opened read-only and must exist; a run after the source moved on brings the target up to date;
 /// a target holding something else is refused (naming which side holds what) unless `--overwrite`; `--verify`
 /// compares both stores afterwards and exits 1 on any difference. Progress goes to stderr.
@@ -62,6 +63,27 @@ public enum MigrateCommand {
             throw CommandFailure("cannot open the target \(to): \(explain(error))")
         }
         defer { target.shutdown() }
+        var toggleStores: StoreMigration.Toggles?
+        if toggles {
+            let sourceToggles: any ToggleStore
+            do throws(StoreError) {
+                sourceToggles = try StoreFactory.openExistingToggles(from, redis: redis)
+            } catch {
+                throw CommandFailure("cannot read the toggles of the source \(from): \(explain(error))")
+            }
+            let targetToggles: any ToggleStore
+            do throws(StoreError) {
+                targetToggles = try StoreFactory.openToggles(to, redis: redis)
+            } catch {
+                sourceToggles.shutdown()
+                throw CommandFailure("cannot open the toggles of the target \(to): \(explain(error))")
+            }
+            toggleStores = StoreMigration.Toggles(source: sourceToggles, target: targetToggles)
+        }
+        defer {
+            toggleStores?.source.shutdown()
+            toggleStores?.target.shutdown()
+        }
         let io = context.io
         if !options.flag("verify-only") {
             let progress = MigrateProgress(io: io, interval: interval)
@@ -71,7 +93,7 @@ public enum MigrateCommand {
                     from: source,
                     to: target,
                     overwrite: options.flag("overwrite"),
-                    toggles: toggles,
+                    toggles: toggleStores,
                     progress: progress.update
                 )
             } catch {
@@ -88,7 +110,7 @@ public enum MigrateCommand {
         let progress = MigrateProgress(io: io, interval: interval)
         let verification: StoreMigration.Verification
         do throws(StoreMigration.MigrationError) {
-            verification = try StoreMigration.verify(source: source, target: target, toggles: toggles, progress: progress.update)
+            verification = try StoreMigration.verify(source: source, target: target, toggles: toggleStores, progress: progress.update)
         } catch {
             throw failure(error, target: to)
         }
@@ -125,13 +147,6 @@ public enum MigrateCommand {
                     + "state of it; nothing was written.\n\(names)\nRun with --overwrite to replace them with the "
                     + "source's copies (orders and toggles only the target holds are left in place; a finished order "
                     + "only the target holds may be one the source has expired since).",
-                exitCode: 1
-            )
-        case .togglesNotKept(let count, let first):
-            return CommandFailure(
-                "the source holds \(count) feature toggles (\(first.joined(separator: ", "))) and the target \(target) "
-                    + "keeps none: they would be lost; nothing was written. Copy to a store that keeps toggles, or "
-                    + "pass --without-toggles to copy the orders only.",
                 exitCode: 1
             )
         case .store(let error, let order):

@@ -100,6 +100,8 @@ public final class RunningGateway: Sendable {
     public let gateway: Gateway
     /// The Store's single writer.
     public let writer: StoreWriter
+    /// The feature toggles (their store is used on the writer's thread).
+    public let toggles: ToggleService
     /// The broker (`LocalBroker`, or `RedisBroker` with `--broker redis://…`).
     public let broker: any Broker
     /// Observers of durable changes (the broker publisher is one of them).
@@ -118,6 +120,7 @@ public final class RunningGateway: Sendable {
     private init(
         gateway: Gateway,
         writer: StoreWriter,
+        toggles: ToggleService,
         broker: any Broker,
         observers: ObserverRegistry,
         loopCount: Int,
@@ -132,6 +135,7 @@ public final class RunningGateway: Sendable {
         self.divergences = divergences
         self.gateway = gateway
         self.writer = writer
+        self.toggles = toggles
         self.broker = broker
         self.observers = observers
         self.loopCount = loopCount
@@ -257,6 +261,22 @@ public final class RunningGateway: Sendable {
             broker.shutdown()
             throw CommandFailure("cannot open store \(primary): \(error)")
         }
+        // Toggles beside the orders, served on the writer's thread; a new value always goes to the broker (a Redis
+        // store publishes only the orders it applies).
+        let toggles: ToggleService
+        do {
+            toggles = ToggleService(
+                store: try StoreFactory.openToggles(primary: primary, shadow: shadow, reporter: reporter, redis: redis),
+                writer: writer,
+                broker: broker,
+                observers: observers,
+                logger: logger.labeled("toggles")
+            )
+        } catch {
+            broker.shutdown()
+            writer.shutdown()
+            throw CommandFailure("cannot open the feature toggles of \(primary): \(error)")
+        }
         let loops = gatewayConfiguration.loopCount
         let presence: any PresenceStore
         do {
@@ -271,7 +291,7 @@ public final class RunningGateway: Sendable {
         let gateway = Gateway(
             configuration: gatewayConfiguration,
             codec: ProtobufFrameCodec(),
-            store: StoreWriterAccess(writer: writer, catalog: catalog),
+            store: StoreWriterAccess(writer: writer, catalog: catalog, toggles: toggles),
             broker: broker,
             authorizer: authorizer,
             logger: logger.labeled("gateway"),
@@ -300,7 +320,7 @@ public final class RunningGateway: Sendable {
                 store: StoreWriterAdminAccess(writer: writer),
                 observers: observers,
                 authorizer: authorizer,
-                toggles: StoreWriterToggles(writer: writer, observers: observers, publisher: brokerPublisher, clock: SystemWallClock()),
+                toggles: toggles,
                 logger: logger.labeled("admin"),
                 version: LonglinkVersion.current,
                 drainAction: drainAction ?? { [gateway] in Thread { gateway.drain() }.start() }
@@ -332,6 +352,7 @@ public final class RunningGateway: Sendable {
         let running = RunningGateway(
             gateway: gateway,
             writer: writer,
+            toggles: toggles,
             broker: broker,
             observers: observers,
             loopCount: loops,
@@ -353,6 +374,7 @@ public final class RunningGateway: Sendable {
         gateway.stop()
         presence.shutdown()
         writer.shutdown()
+        toggles.shutdown()
         observers.waitUntilDelivered()
         broker.shutdown()
     }

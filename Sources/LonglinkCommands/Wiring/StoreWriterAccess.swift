@@ -8,6 +8,8 @@ struct StoreWriterAccess: StoreAccess {
     /// The lines the store serves: a subscribe to an order of another line is refused with `unknown_line` at once,
     /// instead of waiting forever for an order that can never exist.
     let catalog: StateMachineCatalog
+    /// The feature toggles a subscribe to a `config://` route reads (see `StoreWriterToggles.swift`).
+    let toggles: ToggleService
 
     func apply(_ change: OrderChange, completion: @escaping @Sendable (Result<AppliedChange, StoreError>) -> Void) {
         writer.apply(change, completion: completion)

@@ -2,69 +2,35 @@ import LonglinkCore
 import LonglinkGateway
 import LonglinkStores
 
-/// Feature toggles over the real single writer: reads and writes run on the writer thread, in order with the
-/// orders; a new value is published to the broker and announced to the Store's observers once stored, so
-/// subscribers of its `config://` route get it like any other change.
-struct StoreWriterToggles: ToggleAdministration {
-    let writer: StoreWriter
-    let observers: ObserverRegistry
-    /// The broker path (nil when the store publishes by itself).
-    let publisher: BrokerPublisher?
-    let clock: any WallClock
-
-    func list(app: String?, completion: @escaping @Sendable (Result<[FeatureToggle], StoreError>) -> Void) {
-        writer.read({ (store) throws(StoreError) -> [FeatureToggle] in try store.toggles(app: app) }, completion: completion)
-    }
-
-    func set(
-        app: String,
-        name: String,
-        value: ToggleValue,
-        completion: @escaping @Sendable (Result<FeatureToggle, StoreError>) -> Void
-    ) {
-        let now = clock.nowMillis()
-        let observers = self.observers
-        let publisher = self.publisher
-        writer.read(
-            { (store) throws(StoreError) -> FeatureToggle in
-                try store.setToggle(app: app, name: name, value: value, nowMillis: now)
-            },
-            completion: { result in
-                if case .success(let toggle) = result {
-                    publisher?.publish([toggle.record])
-                    observers.notify([ContentChange(route: toggle.route, record: toggle.record, snapshot: toggle.snapshot)])
-                }
-                completion(result)
-            }
-        )
-    }
-}
-
 extension StoreWriterAccess {
+    /// A subscribe to `config://<app>/<name>`: the toggle's current value is the snapshot; a client at the current
+    /// position is up to date, one that missed exactly the last change gets it, any other position is `.expired`
+    /// (a toggle keeps no history; the snapshot is what counts).
     func readToggleForSubscribe(
         _ route: Route,
         since: StreamPosition?,
         completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
     ) {
-        writer.read(
-            { (store) throws(StoreError) -> SubscribeRead in
-                guard let toggle = try store.toggle(app: route.namespace, name: route.key) else {
-                    return SubscribeRead(epoch: store.epoch, snapshot: nil, history: since == nil ? nil : .records([]))
-                }
-                var history: HistoryRead?
-                if let since {
-                    let current = toggle.position
-                    if since == current {
-                        history = .records([])
-                    } else if since.epoch == current.epoch && since.offset + 1 == current.offset {
-                        history = .records([toggle.record])
-                    } else {
-                        history = .expired
+        toggles.read(app: route.namespace, name: route.key) { result in
+            completion(
+                result.map { read in
+                    guard let toggle = read.toggle else {
+                        return SubscribeRead(epoch: read.epoch, snapshot: nil, history: since == nil ? nil : .records([]))
                     }
+                    var history: HistoryRead?
+                    if let since {
+                        let current = toggle.position
+                        if since == current {
+                            history = .records([])
+                        } else if since.epoch == current.epoch && since.offset + 1 == current.offset {
+                            history = .records([toggle.record])
+                        } else {
+                            history = .expired
+                        }
+                    }
+                    return SubscribeRead(epoch: read.epoch, snapshot: toggle.snapshot, history: history)
                 }
-                return SubscribeRead(epoch: store.epoch, snapshot: toggle.snapshot, history: history)
-            },
-            completion: completion
-        )
+            )
+        }
     }
 }

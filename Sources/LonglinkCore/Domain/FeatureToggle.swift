@@ -1,10 +1,8 @@
 /// A remote feature toggle: a named value an operator sets and every subscribed app receives on
 /// `config://<app>/<name>`, so features switch on and off without a release.
 public struct FeatureToggle: Hashable, Sendable {
-    /// The application (the route's namespace): `[a-z0-9_-]`, at most 32.
-    public var app: String
-    /// The toggle's name (the route's key): `[A-Za-z0-9_.-]`, at most 64.
-    public var name: String
+    /// `config://<app>/<name>`: the toggle's address, validated when the toggle was made.
+    public let route: Route
     /// Its value.
     public var value: ToggleValue
     /// Position in the toggle's history (offsets increase per toggle, like an order's).
@@ -14,26 +12,27 @@ public struct FeatureToggle: Hashable, Sendable {
 
     /// Creates a toggle; nil when `app` or `name` is not a valid route part.
     public init?(app: String, name: String, value: ToggleValue, position: StreamPosition = .zero, updatedAtMillis: UInt64 = 0) {
-        guard (try? Route(parsing: "config://\(app)/\(name)")) != nil else { return nil }
-        self.app = app
-        self.name = name
+        guard let route = try? Route(parsing: "config://\(app)/\(name)") else { return nil }
+        self.route = route
         self.value = value
         self.position = position
         self.updatedAtMillis = updatedAtMillis
     }
 
-    /// `config://<app>/<name>`.
-    public var route: Route { .record(.config, BusinessLine(app)!, OrderID(name)!) }
+    /// The application (the route's namespace): `[a-z0-9_-]`, at most 32.
+    public var app: String { route.namespace }
+    /// The toggle's name (the route's key): `[A-Za-z0-9_.-]`, at most 64.
+    public var name: String { route.key }
 
     /// The state every toggle record moves to.
     public static let setState: OrderState = "set"
 
-    /// The toggle as a record on its route (how it travels to subscribers): the app as the line, the name as the
-    /// order id, state `set`, the value in `fields.toggle`.
+    /// The toggle as a record on its route, which is how it travels to subscribers (the push path carries
+    /// records): the app in the record's line, the name in its id, state `set`, the value in `fields.toggle`.
     public var record: OrderChangeRecord {
         OrderChangeRecord(
-            orderID: OrderID(name)!,
-            line: BusinessLine(app)!,
+            orderID: OrderID(validated: route.key),
+            line: BusinessLine(validated: route.namespace),
             fromState: position.offset > 1 ? Self.setState : nil,
             toState: Self.setState,
             fields: OrderFields(toggle: value),
@@ -43,11 +42,11 @@ public struct FeatureToggle: Hashable, Sendable {
         )
     }
 
-    /// The toggle as a snapshot on its route.
+    /// The toggle as a snapshot on its route (what a subscribe answers).
     public var snapshot: OrderSnapshot {
         OrderSnapshot(
-            orderID: OrderID(name)!,
-            line: BusinessLine(app)!,
+            orderID: OrderID(validated: route.key),
+            line: BusinessLine(validated: route.namespace),
             state: Self.setState,
             fields: OrderFields(toggle: value),
             position: position,
@@ -59,8 +58,11 @@ public struct FeatureToggle: Hashable, Sendable {
 
     /// The toggle a record or snapshot on a `config://` route carries; nil for anything else.
     public init?(route: Route, fields: OrderFields, position: StreamPosition, updatedAtMillis: UInt64) {
-        guard route.kind == .config, let value = fields.toggle else { return nil }
-        self.init(app: route.namespace, name: route.key, value: value, position: position, updatedAtMillis: updatedAtMillis)
+        guard route.hasKind(.config), let value = fields.toggle else { return nil }
+        self.route = route
+        self.value = value
+        self.position = position
+        self.updatedAtMillis = updatedAtMillis
     }
 
     /// Whether the feature is on for `userID`: a boolean as set; a rollout when the user's stable bucket

@@ -19,8 +19,6 @@ public final class MemoryOrderStore: OrderStore {
     private var closed = false
     /// The table the last change went to (changes come in runs of one line).
     private var lastTable = 0
-    /// Feature toggles by route (see `MemoryOrderStore+Toggles.swift`).
-    var toggleTable: [Route: FeatureToggle] = [:]
 
     /// Creates an empty store.
     /// - Parameters:

@@ -23,6 +23,8 @@
 ///   fields, idempotency keys; only the epoch becomes this store's), so a shadow store or a migration target
 ///   holds a faithful copy: `ChangeValidation.prepareCommitted` decides, and a record already held is a replay.
 ///
+/// Feature toggles are not orders: they have their own seam, `ToggleStore`.
+///
 /// A store instance is owned by one thread, the Store's writer (see `StoreWriter`); it is not shared.
 public protocol OrderStore: AnyObject {
     /// The epoch of this store's history (see `StreamPosition`).
@@ -78,23 +80,6 @@ public protocol OrderStore: AnyObject {
 
     /// Flushes and closes. The store is unusable afterwards.
     func shutdown()
-
-    /// Sets a feature toggle: stores `value` with the next offset of that toggle (1 for a new one) in this store's
-    /// epoch, stamped `nowMillis`, and returns it. Toggles live beside the orders, in the same backend; only the
-    /// current value is kept (a client that missed values gets the current one, `recovered = false`).
-    func setToggle(app: String, name: String, value: ToggleValue, nowMillis: UInt64) throws(StoreError) -> FeatureToggle
-
-    /// The toggles of `app` (every toggle when nil), sorted by app then name.
-    func toggles(app: String?) throws(StoreError) -> [FeatureToggle]
-
-    /// Whether this store keeps feature toggles (a migration refuses to drop a source's toggles on a store that
-    /// keeps none).
-    var keepsToggles: Bool { get }
-
-    /// Writes a toggle as another store holds it (value, offset and time kept, position re-stamped into this
-    /// store's epoch); `policy` decides over a different stored value, as for `importOrder`.
-    @discardableResult
-    func importToggle(_ toggle: FeatureToggle, policy: ImportPolicy) throws(StoreError) -> ImportOutcome
 }
 
 extension OrderStore {
@@ -104,32 +89,10 @@ extension OrderStore {
     /// Does nothing: stores without resources to release need not implement it.
     public func shutdown() {}
 
-    /// Refuses: a store that keeps no toggles.
-    public func setToggle(app: String, name: String, value: ToggleValue, nowMillis: UInt64) throws(StoreError) -> FeatureToggle {
-        throw .storage("this store keeps no feature toggles", retryable: false)
-    }
-
-    /// No toggles.
-    public func toggles(app: String?) throws(StoreError) -> [FeatureToggle] { [] }
-
-    /// False: a store that keeps no toggles.
-    public var keepsToggles: Bool { false }
-
-    /// Refuses: a store that keeps no toggles.
-    @discardableResult
-    public func importToggle(_ toggle: FeatureToggle, policy: ImportPolicy) throws(StoreError) -> ImportOutcome {
-        throw .storage("this store keeps no feature toggles", retryable: false)
-    }
-
     /// Stores one record another store committed (see `applyCommittedBatch`).
     public func applyCommitted(_ record: OrderChangeRecord) throws(StoreError) -> AppliedChange {
         guard let result = applyCommittedBatch([record]).first else { throw .closed }
         return try result.get()
-    }
-
-    /// One toggle, or nil.
-    public func toggle(app: String, name: String) throws(StoreError) -> FeatureToggle? {
-        try toggles(app: app).first { $0.name == name }
     }
 
     /// The default `retainedHistory`: a binary search for the oldest position that is not `.expired`, then one

@@ -1,4 +1,4 @@
-/// How `OrderStore.importOrder` and `importToggle` treat data the store already holds that differs from the import.
+/// How `OrderStore.importOrder` and `ToggleStore.importToggle` treat data the store already holds that differs from the import.
 /// Identical data (ignoring epochs) is always a no-op.
 public enum ImportPolicy: Hashable, Sendable {
     /// Anything different is `.conflict`.

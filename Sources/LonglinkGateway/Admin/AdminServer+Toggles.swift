@@ -1,6 +1,7 @@
 import LonglinkCore
 import LonglinkHTTP
 import LonglinkJSON
+import LonglinkStores
 
 extension AdminServer {
     /// `GET /admin/toggles[?app=]`, `GET|PUT|DELETE /admin/toggles/{app}/{name}`.
@@ -18,10 +19,10 @@ extension AdminServer {
         let name = path[2]
         switch method {
         case "GET":
-            toggles.list(app: app) { result in
+            toggles.read(app: app, name: name) { result in
                 switch result {
-                case .success(let list):
-                    if let toggle = list.first(where: { $0.name == name }) {
+                case .success(let read):
+                    if let toggle = read.toggle {
                         exchange.respond(.json(Self.json(toggle)))
                     } else {
                         exchange.respond(.error(.notFound, "no toggle \(app)/\(name)"))

@@ -1,6 +1,7 @@
 public import LonglinkCore
 public import LonglinkHTTP
 public import LonglinkLoop
+public import LonglinkStores
 import Synchronization
 
 /// The operations surface of one gateway node, served by a small HTTP server on the gateway's first event loop:
@@ -44,7 +45,7 @@ public final class AdminServer: Sendable {
     let storeProbeTimeout: Duration
     let httpConfiguration: HTTPServer.Configuration
     /// Feature toggles, when the node serves them.
-    let toggles: (any ToggleAdministration)?
+    let toggles: ToggleService?
     private let readiness = Atomic<UInt8>(Readiness.starting.rawValue)
     let tapClients = Atomic<Int>(0)
     let tapClientsCut = Atomic<Int>(0)
@@ -62,7 +63,7 @@ public final class AdminServer: Sendable {
         store: any AdminStoreAccess,
         observers: ObserverRegistry,
         authorizer: any Authorizer,
-        toggles: (any ToggleAdministration)? = nil,
+        toggles: ToggleService? = nil,
         clock: any WallClock = SystemWallClock(),
         logger: Logger = .disabled,
         version: String = "dev",
