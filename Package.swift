@@ -202,6 +202,7 @@ let package = Package(
         .testTarget(
             name: "LonglinkSQLiteTests",
             dependencies: ["LonglinkSQLite", "LonglinkTestSupport"],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

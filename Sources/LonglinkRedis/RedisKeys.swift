@@ -12,6 +12,7 @@ import LonglinkCore
 /// | `P:orders` | `P:orders:{S}` | sorted set | every order as `LINE\0ID` (score 0), walked with `ZRANGEBYLEX` by migration |
 /// | `P:terminal` | `P:terminal:{S}` | sorted set | terminal orders scored by their last update, for the terminal TTL |
 /// | `P:aging` | `P:aging:{S}` | sorted set | orders with a record other than the latest, scored by its timestamp, for the age limit |
+/// | `P:toggles` | `P:toggles:{config}` | hash | feature toggles, `APP/NAME` → `EPOCH:OFFSET:UPDATED:KIND:TEXT` (`RedisToggleStore`) |
 ///
 /// **On a Redis Cluster** every key of an order carries the hash tag `{LINE/ID}`, so its three keys share one
 /// slot, and what is global on one server exists once per slot: `{S}` is `RedisClusterSlot.tag(for: slot)`, a short

@@ -77,7 +77,7 @@ struct MigrateEndToEndTests {
         let target = "\(directory.path)/target.sqlite"
         try populate(source)
         do {
-            let store = try SQLiteOrderStore(path: source)
+            let store = try SQLiteToggleStore(path: source)
             defer { store.shutdown() }
             _ = try store.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 1_000)
             _ = try store.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 25), nowMillis: 2_000)
@@ -87,7 +87,7 @@ struct MigrateEndToEndTests {
         #expect(code == 0, "\(io.capturedErr)")
         #expect(io.capturedOut.contains("2 toggles"), "\(io.capturedOut)")
         do {
-            let store = try SQLiteOrderStore(path: target)
+            let store = try SQLiteToggleStore(path: target)
             defer { store.shutdown() }
             let copied = try store.toggles(app: nil)
             #expect(copied.map(\.name) == ["map.style", "new_home"])
@@ -103,28 +103,47 @@ struct MigrateEndToEndTests {
         #expect(verifyIO.capturedErr.contains("rider/new_home"), "\(verifyIO.capturedErr)")
     }
 
-    @Test("toggles are not dropped silently on a target that keeps none (Redis)")
-    func togglesToRedis() async throws {
+    @Test("toggles travel SQLite → Redis → SQLite with --verify, and --without-toggles leaves them behind")
+    func togglesThroughRedis() async throws {
         let redis = try RedisServer()
         defer { redis.stop() }
         let directory = try TemporaryDirectory()
         let source = "\(directory.path)/source.sqlite"
+        let back = "\(directory.path)/back.sqlite"
+        let ordersOnly = "\(directory.path)/orders-only.sqlite"
         try populate(source, orders: 3)
+        let written: [FeatureToggle]
         do {
-            let store = try SQLiteOrderStore(path: source)
+            let store = try SQLiteToggleStore(path: source)
             defer { store.shutdown() }
             _ = try store.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 1_000)
+            _ = try store.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 25), nowMillis: 2_000)
+            _ = try store.setToggle(app: "driver", name: "map.style", value: .string("night: a/b"), nowMillis: 3_000)
+            written = try store.toggles(app: nil)
         }
         let (code, io) = await run(["migrate", "--from", "sqlite:\(source)", "--to", redis.url, "--verify"])
-        #expect(code == 1)
-        #expect(io.capturedErr.contains("toggle") && io.capturedErr.contains("rider/new_home"), "\(io.capturedErr)")
-        #expect(io.capturedErr.contains("--without-toggles"))
-        // Opening the target created its epoch key, and nothing else: no order was written.
-        let orders = try ProcessRunner.run(["redis-cli", "-p", String(redis.port), "ZCARD", "longlink:orders"])
-        #expect(orders.text.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "nothing is written: \(orders.text)")
-        let (copied, ordersIO) = await run(["migrate", "--from", "sqlite:\(source)", "--to", redis.url, "--verify", "--without-toggles"])
-        #expect(copied == 0, "\(ordersIO.capturedErr)")
-        #expect(ordersIO.capturedOut.contains("verified 3 orders"), "\(ordersIO.capturedOut)")
+        #expect(code == 0, "\(io.capturedErr)")
+        #expect(io.capturedOut.contains("copied 2 toggles"), "\(io.capturedOut)")
+        #expect(io.capturedOut.contains("verified 3 orders and 2 toggles: identical"), "\(io.capturedOut)")
+        let hash = try ProcessRunner.run(["redis-cli", "-p", String(redis.port), "HLEN", "longlink:toggles"])
+        #expect(hash.text.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "\(hash.text)")
+        let (again, againIO) = await run(["migrate", "--from", redis.url, "--to", "sqlite:\(back)", "--verify"])
+        #expect(again == 0, "\(againIO.capturedErr)")
+        do {
+            let store = try SQLiteToggleStore(path: back)
+            defer { store.shutdown() }
+            let copied = try store.toggles(app: nil)
+            #expect(copied.map(\.route) == written.map(\.route))
+            #expect(copied.map(\.value) == written.map(\.value))
+            #expect(copied.map(\.position.offset) == [1, 2])
+            #expect(copied.map(\.updatedAtMillis) == [3_000, 2_000])
+        }
+        let (orders, ordersIO) = await run(["migrate", "--from", "sqlite:\(source)", "--to", "sqlite:\(ordersOnly)", "--verify", "--without-toggles"])
+        #expect(orders == 0, "\(ordersIO.capturedErr)")
+        #expect(ordersIO.capturedOut.contains("toggles not copied"), "\(ordersIO.capturedOut)")
+        let empty = try SQLiteToggleStore(path: ordersOnly)
+        defer { empty.shutdown() }
+        #expect(try empty.toggles(app: nil).isEmpty)
     }
 
     @Test("a second run after the source moved on extends the target; real divergence needs --overwrite and names both sides")

@@ -4,9 +4,6 @@ import Testing
 
 @Suite("MemoryOrderStore")
 struct MemoryOrderStoreTests {
-    @Test("keeps the toggle part of the Store contract", arguments: OrderStoreContract.toggleChecks)
-    func toggleContract(_ check: OrderStoreContractCheck) throws { try check.run(.memory) }
-
     @Test("keeps the OrderStore contract", arguments: OrderStoreContract.checks)
     func contract(_ check: OrderStoreContractCheck) throws {
         try check.run(.memory)

@@ -5,9 +5,6 @@ import Testing
 
 @Suite("SQLiteOrderStore")
 struct SQLiteOrderStoreTests {
-    @Test("keeps the toggle part of the Store contract", arguments: OrderStoreContract.toggleChecks)
-    func toggleContract(_ check: OrderStoreContractCheck) throws { try check.run(.sqlite) }
-
     @Test("keeps the OrderStore contract", arguments: OrderStoreContract.checks)
     func contract(_ check: OrderStoreContractCheck) throws {
         try check.run(.sqlite)

@@ -13,7 +13,9 @@ struct SQLiteReadOnlyTests {
         let path = directory.file("source.sqlite")
         let writer = try SQLiteOrderStore(path: path)
         for change in OrderFixtures.taxiLifecycle("r1").prefix(3) { _ = try writer.apply(change) }
-        let toggle = try writer.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 5)
+        let toggles = try SQLiteToggleStore(path: path)
+        let toggle = try toggles.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 5)
+        toggles.shutdown()
         let epoch = writer.epoch
         writer.shutdown()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -21,7 +23,9 @@ struct SQLiteReadOnlyTests {
         let reader = try SQLiteOrderStore(readingExisting: path)
         #expect(reader.epoch == epoch)
         #expect(try reader.retainedHistory(of: .taxi, OrderFixtures.id("r1"))?.history.count == 3)
-        #expect(try reader.toggles(app: nil) == [toggle])
+        let toggleReader = try SQLiteToggleStore(readingExisting: path)
+        #expect(toggleReader.epoch == epoch)
+        #expect(try toggleReader.toggles(app: nil) == [toggle])
         let refused = OrderFixtures.storeError { () throws(StoreError) in
             try reader.apply(OrderFixtures.change("r2", BuiltInLines.created))
         }
@@ -30,7 +34,8 @@ struct SQLiteReadOnlyTests {
             return
         }
         #expect(why.contains("read-only"), "\(why)")
-        #expect(OrderFixtures.storeError { () throws(StoreError) in try reader.setToggle(app: "a", name: "b", value: .bool(true), nowMillis: 1) } != nil)
+        #expect(OrderFixtures.storeError { () throws(StoreError) in try toggleReader.setToggle(app: "a", name: "b", value: .bool(true), nowMillis: 1) } != nil)
+        toggleReader.shutdown()
         reader.shutdown()
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
@@ -51,7 +56,9 @@ struct SQLiteReadOnlyTests {
         old.shutdown()
         let reader = try SQLiteOrderStore(readingExisting: path)
         #expect(try reader.snapshot(of: .taxi, OrderFixtures.id("v1"))?.state == BuiltInLines.created)
-        #expect(try reader.toggles(app: nil).isEmpty)
+        let toggleReader = try SQLiteToggleStore(readingExisting: path)
+        #expect(try toggleReader.toggles(app: nil).isEmpty)
+        toggleReader.shutdown()
         #expect(reader.database.schemaVersion == 1)
         reader.shutdown()
         let again = try SQLiteOrderStore(readingExisting: path)

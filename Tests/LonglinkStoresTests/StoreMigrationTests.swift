@@ -100,45 +100,48 @@ struct StoreMigrationTests {
         #expect(try StoreMigration.verify(source: source, target: target).isClean)
     }
 
-    @Test("toggles are copied, compared, and a target that keeps none is refused unless toggles are left out")
+    @Test("toggles are copied and compared through the toggle stores, and left alone when none are given")
     func toggles() throws {
         let source = try populatedStore()
-        _ = try source.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 10)
-        _ = try source.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 5), nowMillis: 20)
+        let sourceToggles = MemoryToggleStore()
+        _ = try sourceToggles.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 10)
+        _ = try sourceToggles.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 5), nowMillis: 20)
         let target = MemoryOrderStore()
-        let report = try StoreMigration.copy(from: source, to: target)
+        let targetToggles = MemoryToggleStore()
+        let ends = StoreMigration.Toggles(source: sourceToggles, target: targetToggles)
+        let report = try StoreMigration.copy(from: source, to: target, toggles: ends)
         #expect(report.toggles?.created == 1)
-        #expect(try target.toggle(app: "rider", name: "new_home")?.position == StreamPosition(epoch: target.epoch, offset: 2))
-        let check = try StoreMigration.verify(source: source, target: target)
+        #expect(try targetToggles.toggle(app: "rider", name: "new_home")?.position == StreamPosition(epoch: targetToggles.epoch, offset: 2))
+        let check = try StoreMigration.verify(source: source, target: target, toggles: ends)
         #expect(check.isClean && check.togglesChecked == 1)
-        _ = try source.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 50), nowMillis: 30)
-        _ = try target.setToggle(app: "driver", name: "night", value: .bool(true), nowMillis: 30)
-        let again = try StoreMigration.verify(source: source, target: target)
+        _ = try sourceToggles.setToggle(app: "rider", name: "new_home", value: .rollout(percent: 50), nowMillis: 30)
+        _ = try targetToggles.setToggle(app: "driver", name: "night", value: .bool(true), nowMillis: 30)
+        let again = try StoreMigration.verify(source: source, target: target, toggles: ends)
         #expect(again.differences.map(\.description) == [
             "toggle driver/night: only in the target; target has true at offset 1",
             "toggle rider/new_home: the target is behind: target has 5% at offset 2, source has 50% at offset 3",
         ])
         #expect {
-            try StoreMigration.copy(from: source, to: target)
+            try StoreMigration.copy(from: source, to: target, toggles: ends)
         } throws: { error in
             guard case .targetNotEmpty(1, let first) = error as? StoreMigration.MigrationError else { return false }
             return first.first?.subject == .toggle(app: "driver", name: "night")
         }
-        let overwritten = try StoreMigration.copy(from: source, to: target, overwrite: true)
+        #expect(try targetToggles.toggle(app: "rider", name: "new_home")?.value == .rollout(percent: 5))  // nothing written
+        let overwritten = try StoreMigration.copy(from: source, to: target, overwrite: true, toggles: ends)
         #expect(overwritten.toggles?.extended == 1 && overwritten.toggles?.targetOnly == 1)
+        #expect(try StoreMigration.verify(source: source, target: target, toggles: ends).differences.map(\.description) == [
+            "toggle driver/night: only in the target; target has true at offset 1"
+        ])
 
-        let keepsNone = SpyOrderStore(MemoryOrderStore(), counters: SpyCounters())
-        #expect(!keepsNone.keepsToggles)
-        #expect {
-            try StoreMigration.copy(from: source, to: keepsNone)
-        } throws: { error in
-            error as? StoreMigration.MigrationError == .togglesNotKept(count: 1, first: ["rider/new_home"])
-        }
-        #expect(try keepsNone.orders(after: nil, limit: 10).isEmpty)  // nothing written
-        let orders = try StoreMigration.copy(from: source, to: keepsNone, toggles: false)
+        let ordersOnly = MemoryOrderStore()
+        let untouched = MemoryToggleStore()
+        let orders = try StoreMigration.copy(from: source, to: ordersOnly)
         #expect(orders.orders.created == 41 && orders.toggles == nil)
-        #expect(try StoreMigration.verify(source: source, target: keepsNone, toggles: false).isClean)
-        #expect(try StoreMigration.verify(source: source, target: keepsNone).missingInTarget == 1)
+        #expect(try untouched.toggles(app: nil).isEmpty)
+        #expect(try StoreMigration.verify(source: source, target: ordersOnly).isClean)
+        let unequal = try StoreMigration.verify(source: source, target: ordersOnly, toggles: StoreMigration.Toggles(source: sourceToggles, target: untouched))
+        #expect(unequal.missingInTarget == 1 && unequal.togglesChecked == 1)
     }
 
     @Test("verify names a planted difference, and orders missing on either side")

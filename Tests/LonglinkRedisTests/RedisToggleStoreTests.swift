@@ -1,0 +1,66 @@
+import Foundation
+import LonglinkCore
+import LonglinkRedis
+import LonglinkTestSupport
+import Synchronization
+import Testing
+
+extension ToggleStoreFactory {
+    /// `RedisToggleStore`s on the redis-server at `port`, each under a fresh key prefix (so a make is empty);
+    /// `reopen` is another connection under the same prefix (another node).
+    static func redis(port: Int) -> ToggleStoreFactory {
+        let counter = Atomic<Int>(0)
+        let address = RedisAddress(host: "127.0.0.1", port: port)
+        return ToggleStoreFactory(
+            name: "redis",
+            make: { try RedisToggleStore(address: address, prefix: "tt\(counter.add(1, ordering: .relaxed).newValue)") },
+            reopen: { old in
+                guard let old = old as? RedisToggleStore else { throw NotRedisStore() }
+                return try RedisToggleStore(address: address, prefix: old.prefix)
+            }
+        )
+    }
+}
+
+@Suite("RedisToggleStore against a real redis-server")
+struct RedisToggleStoreTests {
+    @Test("keeps the ToggleStore contract", arguments: ToggleStoreContract.checks)
+    func contract(_ check: ToggleStoreContractCheck) throws {
+        let server = try RedisServer()
+        defer { server.stop() }
+        try check.run(.redis(port: server.port))
+    }
+
+    @Test("toggles share the order store's epoch key, and a flushed Redis starts a new epoch at offset 1")
+    func epochBesideTheOrders() throws {
+        let server = try RedisServer()
+        defer { server.stop() }
+        let address = RedisAddress(host: "127.0.0.1", port: server.port)
+        let orders = try RedisOrderStore(address: address, prefix: "both")
+        defer { orders.shutdown() }
+        let toggles = try RedisToggleStore(address: address, prefix: "both")
+        defer { toggles.shutdown() }
+        #expect(toggles.epoch == orders.epoch)
+        #expect(try toggles.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 1).position.offset == 1)
+        #expect(try toggles.setToggle(app: "rider", name: "new_home", value: .bool(false), nowMillis: 2).position.offset == 2)
+        let client = try RedisBlockingConnection(address)
+        #expect(try client.command(["HGET", "both:toggles", "rider/new_home"]) == .bulk(Array("\(orders.epoch):2:2:b:0".utf8)))
+        _ = try client.command(["FLUSHALL"])
+        let after = try toggles.setToggle(app: "rider", name: "new_home", value: .string("x"), nowMillis: 3)
+        #expect(after.position.offset == 1 && after.position.epoch != orders.epoch && after.position.epoch == toggles.epoch)
+    }
+
+    @Test("a read-only store creates nothing and refuses writes")
+    func readOnly() throws {
+        let server = try RedisServer()
+        defer { server.stop() }
+        let address = RedisAddress(host: "127.0.0.1", port: server.port)
+        let reader = try RedisToggleStore(address: address, prefix: "ro", readOnly: true)
+        defer { reader.shutdown() }
+        #expect(reader.epoch == 0)
+        #expect(try reader.toggles(app: nil).isEmpty)
+        #expect(OrderFixtures.storeError { () throws(StoreError) in try reader.setToggle(app: "a", name: "b", value: .bool(true), nowMillis: 1) } != nil)
+        let client = try RedisBlockingConnection(address)
+        #expect(try client.command(["DBSIZE"]) == .integer(0))
+    }
+}
