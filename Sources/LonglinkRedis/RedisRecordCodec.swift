@@ -118,7 +118,8 @@ public enum RedisRecordCodec {
 
     /// A record as one binary pub/sub message: version, epoch, offset, timestamp, line, id, a presence byte, then
     /// the states and set fields (varints and length-prefixed bytes). The idempotency key is not included
-    /// (subscribers never see it).
+    /// (subscribers never see it). A feature toggle's record (on a `config://` route) has presence bit 32 and its
+    /// value after the payload: a byte (0 off, 1 on, 2 rollout, 3 string), then the percentage or the text.
     public static func message(_ record: OrderChangeRecord) -> [UInt8] {
         var out: [UInt8] = [version]
         out.reserveCapacity(64 + record.fields.payload.count)
@@ -134,6 +135,8 @@ public enum RedisRecordCodec {
         if fields.etaSeconds != nil { flags |= 4 }
         if fields.location != nil { flags |= 8 }
         if fields.cancellationReason != nil { flags |= 16 }
+        let toggle = record.kind == .config ? fields.toggle : nil
+        if toggle != nil { flags |= 32 }
         out.append(flags)
         if let from = record.fromState { bytes(Array(from.name.utf8), &out) }
         bytes(Array(record.toState.name.utf8), &out)
@@ -145,6 +148,16 @@ public enum RedisRecordCodec {
         }
         if let reason = fields.cancellationReason { bytes(Array(reason.utf8), &out) }
         bytes(fields.payload, &out)
+        switch toggle {
+        case .bool(let on)?: out.append(on ? 1 : 0)
+        case .rollout(let percent)?:
+            out.append(2)
+            varint(UInt64(clamping: percent), &out)
+        case .string(let text)?:
+            out.append(3)
+            bytes(Array(text.utf8), &out)
+        case nil: break
+        }
         return out
     }
 
@@ -174,6 +187,19 @@ public enum RedisRecordCodec {
         if flags & 16 != 0 { fields.cancellationReason = reader.text() ?? "" }
         guard let payload = reader.bytes() else { return nil }
         fields.payload = payload
+        if flags & 32 != 0 {
+            switch reader.byte() {
+            case 0?: fields.toggle = .bool(false)
+            case 1?: fields.toggle = .bool(true)
+            case 2?:
+                guard let percent = reader.varint(), percent <= 100 else { return nil }
+                fields.toggle = .rollout(percent: Int(percent))
+            case 3?:
+                guard let text = reader.text() else { return nil }
+                fields.toggle = .string(text)
+            default: return nil
+            }
+        }
         return OrderChangeRecord(
             orderID: id,
             line: line,
@@ -181,7 +207,8 @@ public enum RedisRecordCodec {
             toState: OrderState(to),
             fields: fields,
             position: StreamPosition(epoch: epoch, offset: offset),
-            timestampMillis: ts
+            timestampMillis: ts,
+            kind: flags & 32 != 0 ? .config : .order
         )
     }
 

@@ -64,3 +64,20 @@ struct RedisToggleStoreTests {
         #expect(try client.command(["DBSIZE"]) == .integer(0))
     }
 }
+
+@Suite("Toggle records on the Redis broker's channels")
+struct RedisToggleMessageTests {
+    @Test("a toggle's record travels as a pub/sub message with its kind and value")
+    func roundTrip() throws {
+        for value in [ToggleValue.bool(false), .bool(true), .rollout(percent: 0), .rollout(percent: 100), .string("night: a/b"), .string("")] {
+            let toggle = try #require(
+                FeatureToggle(app: "rider", name: "new_home", value: value, position: StreamPosition(epoch: 7, offset: 2), updatedAtMillis: 99)
+            )
+            let message = RedisRecordCodec.message(toggle.record)
+            let decoded = try #require(message.withUnsafeBytes { RedisRecordCodec.record(message: $0) })
+            #expect(decoded == toggle.record, "\(value)")
+            #expect(decoded.route == toggle.route && decoded.fields.toggle == value)
+            #expect(message.dropLast().withUnsafeBytes { RedisRecordCodec.record(message: $0) } == nil)
+        }
+    }
+}
