@@ -10,13 +10,17 @@ public import LonglinkCore
 /// that lost the slot) starts a new epoch for toggles as for orders. `setToggle` and `importToggle` are each one
 /// Lua script, so two nodes setting one toggle at once get consecutive offsets.
 ///
-/// A lost connection is reopened on the next call; while Redis is unreachable every call throws
+/// With `RedisDurability.replicas > 0` a `WAIT` follows each write, and a write the replicas did not confirm in time
+/// fails retryably (the master has it; setting it again moves it to the next offset, importing it again is
+/// identical). A lost connection is reopened on the next call; while Redis is unreachable every call throws
 /// `StoreError.storage(…, retryable: true)`. Owned by one thread at a time, like every store; not `Sendable`.
 public final class RedisToggleStore: ToggleStore {
     /// The key prefix (default `longlink`).
     public let prefix: String
     /// Whether the store was opened for reading only: it creates nothing and refuses writes.
     public let isReadOnly: Bool
+    /// When a write is acknowledged.
+    public let durability: RedisDurability
     /// The epoch of toggle positions (0 while a read-only store finds none).
     public private(set) var epoch: UInt32 = 0
     private let link: RedisStoreLink
@@ -33,6 +37,7 @@ public final class RedisToggleStore: ToggleStore {
     ///   - address: the server (`redis://HOST:PORT/DB`).
     ///   - password: sent with `AUTH` when given.
     ///   - prefix: the key prefix, the same as the deployment's `RedisOrderStore`.
+    ///   - durability: when a write is acknowledged (`WAIT` for replicas, or not), as for the order store.
     ///   - timeout: bounds connecting and every command.
     ///   - readOnly: for `longlink migrate`'s source: nothing is created and writes fail with `.storage`.
     /// - Throws: `.storage(…, retryable: true)` when Redis cannot be reached.
@@ -40,10 +45,13 @@ public final class RedisToggleStore: ToggleStore {
         address: RedisAddress,
         password: String? = nil,
         prefix: String = "longlink",
+        durability: RedisDurability = .master,
         timeout: Duration = .seconds(5),
         readOnly: Bool = false
     ) throws(StoreError) {
-        try self.init(target: .server(address), password: password, prefix: prefix, timeout: timeout, readOnly: readOnly)
+        try self.init(
+            target: .server(address), password: password, prefix: prefix, durability: durability, timeout: timeout, readOnly: readOnly
+        )
     }
 
     /// Opens the toggles on a Redis Cluster, discovering it from the seeds.
@@ -51,15 +59,26 @@ public final class RedisToggleStore: ToggleStore {
         cluster: RedisClusterAddress,
         password: String? = nil,
         prefix: String = "longlink",
+        durability: RedisDurability = .master,
         timeout: Duration = .seconds(5),
         readOnly: Bool = false
     ) throws(StoreError) {
-        try self.init(target: .cluster(cluster), password: password, prefix: prefix, timeout: timeout, readOnly: readOnly)
+        try self.init(
+            target: .cluster(cluster), password: password, prefix: prefix, durability: durability, timeout: timeout, readOnly: readOnly
+        )
     }
 
-    init(target: RedisStoreLink.Target, password: String?, prefix: String, timeout: Duration, readOnly: Bool) throws(StoreError) {
+    init(
+        target: RedisStoreLink.Target,
+        password: String?,
+        prefix: String,
+        durability: RedisDurability,
+        timeout: Duration,
+        readOnly: Bool
+    ) throws(StoreError) {
         self.prefix = prefix
         self.isReadOnly = readOnly
+        self.durability = durability
         if case .cluster = target {
             hash = Array("\(prefix):toggles:{config}".utf8)
             slot = RedisClusterSlot.of(hash)
@@ -175,12 +194,23 @@ public final class RedisToggleStore: ToggleStore {
         epoch = value
     }
 
-    /// Runs a script on the toggles' slot with the hash and the epoch key as its keys.
+    /// Runs a script on the toggles' slot with the hash and the epoch key as its keys, then `WAIT` when the
+    /// durability asks for replicas (a write they did not confirm in time fails retryably).
     private func evaluate(_ script: String, arguments: [[UInt8]]) throws(StoreError) -> RedisReply {
         let command = RedisStoreLink.evalSourceCommand(script, keys: [hash, epochKey], arguments: arguments)
-        let replies = try link.run(.init(slot: slot, commands: [command], replayable: false))
+        let trailer = durability.waits ? [durability.waitCommand] : []
+        let replies = try link.run(.init(slot: slot, commands: [command], replayable: false), trailer: trailer)
         guard let reply = replies.first else { throw .storage("\(link.name): no reply", retryable: true) }
         if case .error(let message) = reply { throw .storage("\(link.name): \(message)", retryable: false) }
+        if durability.waits {
+            let confirmed = replies.count > 1 ? replies[1].integer ?? 0 : 0
+            guard confirmed >= Int64(durability.replicas) else {
+                throw .storage(
+                    "\(link.name): \(confirmed) of \(durability.replicas) replicas confirmed the toggle write (\(durability))",
+                    retryable: true
+                )
+            }
+        }
         return reply
     }
 

@@ -8,16 +8,18 @@ import Testing
 extension ToggleStoreFactory {
     /// `RedisToggleStore`s on a Redis Cluster, each under a fresh key prefix; `reopen` is another connection to
     /// the cluster under the same prefix (another node).
-    static func redisCluster(_ cluster: RedisCluster) -> ToggleStoreFactory {
+    static func redisCluster(_ cluster: RedisCluster, durability: RedisDurability = .master) -> ToggleStoreFactory {
         let address = RedisClusterAddress(url: cluster.url)!
         let run = UUID().uuidString.prefix(8)
         let counter = Atomic<Int>(0)
         return ToggleStoreFactory(
-            name: "redis-cluster",
-            make: { try RedisToggleStore(cluster: address, prefix: "ct\(run)-\(counter.add(1, ordering: .relaxed).newValue)") },
+            name: durability.waits ? "redis-cluster+wait" : "redis-cluster",
+            make: {
+                try RedisToggleStore(cluster: address, prefix: "ct\(run)-\(counter.add(1, ordering: .relaxed).newValue)", durability: durability)
+            },
             reopen: { old in
                 guard let old = old as? RedisToggleStore else { throw NotRedisStore() }
-                return try RedisToggleStore(cluster: address, prefix: old.prefix)
+                return try RedisToggleStore(cluster: address, prefix: old.prefix, durability: durability)
             }
         )
     }
@@ -28,6 +30,11 @@ struct RedisClusterToggleStoreTests {
     @Test("keeps the ToggleStore contract", arguments: ToggleStoreContract.checks)
     func contract(_ check: ToggleStoreContractCheck) throws {
         try check.run(.redisCluster(try RedisCluster.shared()))
+    }
+
+    @Test("keeps the ToggleStore contract with WAIT for a replica", arguments: ToggleStoreContract.checks)
+    func contractWithWait(_ check: ToggleStoreContractCheck) throws {
+        try check.run(.redisCluster(try RedisCluster.shared(), durability: RedisDurability(replicas: 1, timeout: .seconds(2))))
     }
 
     @Test("every toggle is in one slot, beside that slot's epoch")

@@ -50,6 +50,26 @@ struct RedisToggleStoreTests {
         #expect(after.position.offset == 1 && after.position.epoch != orders.epoch && after.position.epoch == toggles.epoch)
     }
 
+    @Test("with WAIT for a replica the server does not have, a write fails retryably")
+    func waitWithoutReplica() throws {
+        let server = try RedisServer()
+        defer { server.stop() }
+        let store = try RedisToggleStore(
+            address: RedisAddress(host: "127.0.0.1", port: server.port),
+            prefix: "w",
+            durability: RedisDurability(replicas: 1, timeout: .milliseconds(50))
+        )
+        defer { store.shutdown() }
+        let error = OrderFixtures.storeError { () throws(StoreError) in
+            try store.setToggle(app: "rider", name: "new_home", value: .bool(true), nowMillis: 1)
+        }
+        guard case .storage(let why, true)? = error else {
+            Issue.record("expected a retryable storage error, got \(String(describing: error))")
+            return
+        }
+        #expect(why.contains("replicas"), "\(why)")
+    }
+
     @Test("a read-only store creates nothing and refuses writes")
     func readOnly() throws {
         let server = try RedisServer()

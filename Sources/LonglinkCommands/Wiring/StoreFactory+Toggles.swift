@@ -17,9 +17,14 @@ extension StoreFactory {
         case .sqlite(let path):
             return try SQLiteToggleStore(path: path)
         case .redis(let host, let port, let database):
-            return try RedisToggleStore(address: RedisAddress(host: host, port: port, database: database), password: redis.password, prefix: redis.prefix)
+            return try RedisToggleStore(
+                address: RedisAddress(host: host, port: port, database: database), password: redis.password, prefix: redis.prefix,
+                durability: redis.durability
+            )
         case .redisCluster:
-            return try RedisToggleStore(cluster: try clusterAddress(specification), password: redis.password, prefix: redis.prefix)
+            return try RedisToggleStore(
+                cluster: try clusterAddress(specification), password: redis.password, prefix: redis.prefix, durability: redis.durability
+            )
         }
     }
 
