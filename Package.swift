@@ -62,7 +62,7 @@ let package = Package(
         ),
         .target(
             name: "LonglinkOpenSSL",
-            dependencies: ["LonglinkCore", "LonglinkLoop", "CLonglinkOpenSSL"],
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkJSON", "CLonglinkOpenSSL"],
             path: "Sources/LonglinkOpenSSL",
             swiftSettings: swiftSettings
         ),
@@ -82,7 +82,7 @@ let package = Package(
             name: "LonglinkBench",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkRedis",
-                "LonglinkOpenSSL", "LonglinkWebSocket",
+                "LonglinkOpenSSL", "LonglinkWebSocket", "LonglinkJSON",
             ],
             path: "Sources/LonglinkBench",
             swiftSettings: swiftSettings
@@ -102,8 +102,16 @@ let package = Package(
         ),
         .target(
             name: "LonglinkGateway",
-            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkHTTP", "LonglinkJSON"],
+            dependencies: ["LonglinkCore", "LonglinkLoop"],
             path: "Sources/LonglinkGateway",
+            swiftSettings: swiftSettings
+        ),
+        // The product's tooling around a running gateway: the operations listener (metrics, health, admin API and
+        // page) and the backend HTTP API. The pipeline (LonglinkGateway) knows nothing of HTTP or JSON.
+        .target(
+            name: "LonglinkOperations",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkGateway", "LonglinkStores", "LonglinkHTTP", "LonglinkJSON"],
+            path: "Sources/LonglinkOperations",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -117,7 +125,7 @@ let package = Package(
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
                 "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP", "LonglinkJSON", "LonglinkRedis",
-                "LonglinkWebSocket",
+                "LonglinkWebSocket", "LonglinkOperations",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -212,7 +220,7 @@ let package = Package(
             name: "LonglinkGatewayTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
-                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop",
+                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop", "LonglinkOperations",
             ],
             swiftSettings: swiftSettings
         ),
@@ -220,7 +228,7 @@ let package = Package(
             name: "LonglinkSecurityTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores", "LonglinkOpenSSL",
-                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport",
+                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport", "LonglinkOperations",
             ],
             swiftSettings: swiftSettings
         ),
@@ -244,7 +252,7 @@ let package = Package(
             name: "LonglinkBenchTests",
             dependencies: [
                 "LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkLoop", "LonglinkCore", "LonglinkGateway",
-                "LonglinkStores", "LonglinkTestSupport",
+                "LonglinkStores", "LonglinkTestSupport", "LonglinkProtobuf",
             ],
             swiftSettings: swiftSettings
         ),
@@ -278,7 +286,7 @@ let package = Package(
             name: "LonglinkWebSocketTests",
             dependencies: [
                 "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport", "LonglinkCommands",
-                "LonglinkGateway", "LonglinkStores",
+                "LonglinkGateway", "LonglinkStores", "LonglinkOperations",
             ],
             exclude: ["Scripts"],
             swiftSettings: swiftSettings
@@ -291,7 +299,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LonglinkCommandsTests",
-            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport"],
+            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport", "LonglinkOperations"],
             swiftSettings: swiftSettings
         ),
     ]

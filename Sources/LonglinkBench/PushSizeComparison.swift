@@ -1,5 +1,6 @@
 import FoundationEssentials
 public import LonglinkCore
+import LonglinkProtobuf
 
 /// How big the hot frame is on the wire compared with the same content as JSON.
 ///

@@ -1,5 +1,6 @@
 import LonglinkCore
 import LonglinkGateway
+import LonglinkOperations
 import LonglinkStores
 
 /// Feature toggles over the real single writer: reads and writes run on the writer thread, in order with the
