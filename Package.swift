@@ -89,7 +89,7 @@ let package = Package(
         ),
         .target(
             name: "LonglinkStores",
-            dependencies: ["LonglinkCore"],
+            dependencies: ["LonglinkCore", "LonglinkJSON"],
             path: "Sources/LonglinkStores",
             swiftSettings: swiftSettings
         ),
