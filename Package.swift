@@ -62,7 +62,7 @@ let package = Package(
         ),
         .target(
             name: "LonglinkOpenSSL",
-            dependencies: ["LonglinkCore", "LonglinkLoop", "CLonglinkOpenSSL"],
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkJSON", "CLonglinkOpenSSL"],
             path: "Sources/LonglinkOpenSSL",
             swiftSettings: swiftSettings
         ),
@@ -82,14 +82,14 @@ let package = Package(
             name: "LonglinkBench",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkRedis",
-                "LonglinkOpenSSL", "LonglinkWebSocket",
+                "LonglinkOpenSSL", "LonglinkWebSocket", "LonglinkJSON",
             ],
             path: "Sources/LonglinkBench",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LonglinkStores",
-            dependencies: ["LonglinkCore"],
+            dependencies: ["LonglinkCore", "LonglinkJSON"],
             path: "Sources/LonglinkStores",
             swiftSettings: swiftSettings
         ),
@@ -102,9 +102,16 @@ let package = Package(
         ),
         .target(
             name: "LonglinkGateway",
-            // LonglinkStores: the admin API's feature toggles are served by `ToggleService` (no one-adapter seam).
-            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkHTTP", "LonglinkJSON", "LonglinkStores"],
+            dependencies: ["LonglinkCore", "LonglinkLoop"],
             path: "Sources/LonglinkGateway",
+            swiftSettings: swiftSettings
+        ),
+        // The product's tooling around a running gateway: the operations listener (metrics, health, admin API and
+        // page) and the backend HTTP API. The pipeline (LonglinkGateway) knows nothing of HTTP or JSON.
+        .target(
+            name: "LonglinkOperations",
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkGateway", "LonglinkStores", "LonglinkHTTP", "LonglinkJSON"],
+            path: "Sources/LonglinkOperations",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -118,7 +125,7 @@ let package = Package(
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
                 "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP", "LonglinkJSON", "LonglinkRedis",
-                "LonglinkWebSocket",
+                "LonglinkWebSocket", "LonglinkOperations",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -214,7 +221,7 @@ let package = Package(
             name: "LonglinkGatewayTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
-                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop",
+                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop", "LonglinkOperations",
             ],
             swiftSettings: swiftSettings
         ),
@@ -222,7 +229,7 @@ let package = Package(
             name: "LonglinkSecurityTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores", "LonglinkOpenSSL",
-                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport",
+                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport", "LonglinkOperations",
             ],
             swiftSettings: swiftSettings
         ),
@@ -246,7 +253,7 @@ let package = Package(
             name: "LonglinkBenchTests",
             dependencies: [
                 "LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkLoop", "LonglinkCore", "LonglinkGateway",
-                "LonglinkStores", "LonglinkTestSupport",
+                "LonglinkStores", "LonglinkTestSupport", "LonglinkProtobuf",
             ],
             swiftSettings: swiftSettings
         ),
@@ -280,7 +287,7 @@ let package = Package(
             name: "LonglinkWebSocketTests",
             dependencies: [
                 "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport", "LonglinkCommands",
-                "LonglinkGateway", "LonglinkStores",
+                "LonglinkGateway", "LonglinkStores", "LonglinkOperations",
             ],
             exclude: ["Scripts"],
             swiftSettings: swiftSettings
@@ -293,7 +300,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LonglinkCommandsTests",
-            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport"],
+            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport", "LonglinkOperations"],
             swiftSettings: swiftSettings
         ),
     ]

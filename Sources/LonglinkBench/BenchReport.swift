@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LonglinkJSON
 import LonglinkLoop
 
 /// The outcome of one `longlink bench` invocation: what ran, on what machine, and the figures of each run.
@@ -38,10 +39,8 @@ public struct BenchReport: Sendable, Codable {
 
     /// The report as pretty, key-sorted JSON.
     public func jsonText() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        guard let value = try? JSONValue.encode(self) else { return "{}" }
+        return value.prettyText(sortedKeys: true)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LonglinkCore
+import LonglinkJSON
 import LonglinkLoop
 
 /// `--workers K` for `connect` and `idle`: the connections are spread over K child processes (this very
@@ -129,7 +130,7 @@ enum BenchWorkers {
     private static func collect(_ workers: [Worker]) throws -> [BenchReport] {
         try workers.map { worker in
             let output = text(worker.outputPath)
-            guard let report = try? JSONDecoder().decode(BenchReport.self, from: Data(output.utf8)) else {
+            guard let report = try? JSONValue.decode(BenchReport.self, from: Array(output.utf8)) else {
                 let errors = text(worker.errorPath).trimmingCharacters(in: .whitespacesAndNewlines)
                 throw BenchError("worker \(worker.index) printed no report: \(errors.isEmpty ? output : errors)")
             }

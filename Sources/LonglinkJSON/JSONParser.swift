@@ -175,6 +175,7 @@ struct JSONParser {
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
+        if isInteger, let value = UInt64(text) { return .uint(value) }
         guard let value = Double(text) else { throw fail("invalid number") }
         return .double(value)
     }

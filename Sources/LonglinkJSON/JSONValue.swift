@@ -75,8 +75,16 @@ public enum JSONValue: Sendable, Hashable {
         return out
     }
 
-    /// Appends compact JSON text to `out`.
-    public func write(into out: inout String) {
+    /// Compact JSON text; with `htmlSafe: false`, strings escape only what JSON requires (see `quote`), as
+    /// Foundation's `JSONSerialization` writes them: what bytes that others parse or sign (JWT) should carry.
+    public func serialized(htmlSafe: Bool) -> String {
+        var out = ""
+        write(into: &out, htmlSafe: htmlSafe)
+        return out
+    }
+
+    /// Appends compact JSON text to `out` (strings escaped as `quote(_:into:htmlSafe:)` does).
+    public func write(into out: inout String, htmlSafe: Bool = true) {
         switch self {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
@@ -88,21 +96,21 @@ public enum JSONValue: Sendable, Hashable {
             } else {
                 out += "null"
             }
-        case .string(let s): Self.quote(s, into: &out)
+        case .string(let s): Self.quote(s, into: &out, htmlSafe: htmlSafe)
         case .array(let elements):
             out += "["
             for (index, element) in elements.enumerated() {
                 if index > 0 { out += "," }
-                element.write(into: &out)
+                element.write(into: &out, htmlSafe: htmlSafe)
             }
             out += "]"
         case .object(let members):
             out += "{"
             for (index, (key, value)) in members.enumerated() {
                 if index > 0 { out += "," }
-                Self.quote(key, into: &out)
+                Self.quote(key, into: &out, htmlSafe: htmlSafe)
                 out += ":"
-                value.write(into: &out)
+                value.write(into: &out, htmlSafe: htmlSafe)
             }
             out += "}"
         }

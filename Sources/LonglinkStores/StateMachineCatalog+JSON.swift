@@ -1,5 +1,6 @@
 public import Foundation
 public import LonglinkCore
+import LonglinkJSON
 
 /// Loading state machines from JSON: `{ "lines": [ <StateMachineDefinition>, ... ] }`.
 extension StateMachineCatalog {
@@ -16,11 +17,17 @@ extension StateMachineCatalog {
 
     /// Decodes and validates a catalog from JSON bytes.
     public static func load(jsonData data: Data) throws(StateMachineLoadError) -> StateMachineCatalog {
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(Array(data), maxDepth: 64)
+        } catch {
+            throw .malformed("\(error)")
+        }
         let file: CatalogFile
         do {
-            file = try JSONDecoder().decode(CatalogFile.self, from: data)
+            file = try JSONValue.decode(CatalogFile.self, from: root)
         } catch let error as DecodingError {
-            throw .malformed(describe(error, in: data))
+            throw .malformed(describe(error, in: root))
         } catch {
             throw .malformed("\(error)")
         }
@@ -33,9 +40,7 @@ extension StateMachineCatalog {
 
     /// Encodes this catalog as the JSON `load` reads (sorted keys, pretty-printed).
     public func jsonData() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return try encoder.encode(CatalogFile(lines: definitions))
+        Data(try JSONValue.encode(CatalogFile(lines: definitions)).prettyText(sortedKeys: true).utf8)
     }
 
     private struct CatalogFile: Codable {
@@ -44,7 +49,7 @@ extension StateMachineCatalog {
 
     /// A decoding error's path with line and state names filled in where they can be read
     /// (`lines[1] (premium).states[3] (reserved).next: expected an array`).
-    private static func describe(_ error: DecodingError, in data: Data) -> String {
+    private static func describe(_ error: DecodingError, in root: JSONValue) -> String {
         let (path, message): ([any CodingKey], String) =
             switch error {
             case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
@@ -52,19 +57,18 @@ extension StateMachineCatalog {
             case .keyNotFound(let key, let context): (context.codingPath, "missing key '\(key.stringValue)'")
             @unknown default: ([], "\(error)")
             }
-        let root = try? JSONSerialization.jsonObject(with: data)
-        var node: Any? = root
+        var node: JSONValue? = root
         var text = ""
         for key in path {
             if let index = key.intValue {
-                let array = node as? [Any]
+                let array = node?.arrayValue
                 node = array.flatMap { index < $0.count ? $0[index] : nil }
                 text += "[\(index)]"
-                if let object = node as? [String: Any], let name = (object["line"] ?? object["name"]) as? String {
+                if let name = (node?["line"] ?? node?["name"])?.stringValue {
                     text += " (\(name))"
                 }
             } else {
-                node = (node as? [String: Any])?[key.stringValue]
+                node = node?[key.stringValue]
                 text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
             }
         }

@@ -1,5 +1,5 @@
 import Foundation
-import LonglinkGateway
+import LonglinkOperations
 import LonglinkJSON
 import LonglinkTestSupport
 import Testing

@@ -8,6 +8,7 @@ import LonglinkHTTP
 import LonglinkTestSupport
 import Testing
 import LonglinkJSON
+import LonglinkOperations
 
 /// Admin requests carry this token; the development authorizer admits any token as admin.
 let adminAuth = [("Authorization", "Bearer dev-admin-token")]

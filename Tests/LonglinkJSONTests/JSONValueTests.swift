@@ -42,3 +42,13 @@ struct JSONValueTests {
         }
     }
 }
+
+@Suite("JSON values for other parsers")
+struct JSONValueOutputTests {
+    @Test("serialized(htmlSafe: false) leaves <, >, & and slashes as they are, at every depth; the default escapes them")
+    func plainOutput() {
+        let value = JSONValue.object([("a<b", .array([.string("x&y"), .object([("r", .string("order://taxi/*"))])]))])
+        #expect(value.serialized(htmlSafe: false) == #"{"a<b":["x&y",{"r":"order://taxi/*"}]}"#)
+        #expect(value.serialized == #"{"a\u003cb":["x\u0026y",{"r":"order://taxi/*"}]}"#)
+    }
+}

@@ -18,7 +18,7 @@ struct AllocationTests {
     @Test("encoding a push into a reused buffer does not grow the heap")
     func encodeDoesNotAllocate() throws {
         let codec = ProtobufFrameCodec()
-        let frame = PushSizeComparison.typicalPush()
+        let frame = Samples.typicalPush()
         var buffer = ByteBuffer(capacity: 1_024)
         for _ in 0..<1_000 {
             buffer.clear()
@@ -46,7 +46,7 @@ struct AllocationTests {
     @Test("decoding a typical push unpacks entirely inside the stack arena")
     func decodeUsesArena() throws {
         var buffer = ByteBuffer()
-        try ProtobufFrameCodec().encode(PushSizeComparison.typicalPush(), into: &buffer)
+        try ProtobufFrameCodec().encode(Samples.typicalPush(), into: &buffer)
         let body = try #require(try FrameReader().nextFrame(in: &buffer) { Array($0) })
         let usage = try ProtobufFrameCodec.arenaUsage(decodingServerFrame: body)
         // ServerFrame, Push, OrderFields, route and driver id.

@@ -12,7 +12,7 @@ struct GoldenFrameTests {
     }
 
     static let cases: [(String, Golden)] = [
-        ("server_push_typical", .server(PushSizeComparison.typicalPush())),
+        ("server_push_typical", .server(Samples.typicalPush())),
         ("server_push_custom_states", .server(.push(Push(
             route: Samples.carpool,
             record: OrderChangeRecord(

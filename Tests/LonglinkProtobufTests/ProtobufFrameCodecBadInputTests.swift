@@ -90,7 +90,7 @@ struct ProtobufFrameCodecBadInputTests {
 
     @Test("a body cut short anywhere is truncated", arguments: [1, 2, 5, 20, 40])
     func truncatedBody(cut: Int) throws {
-        let full = try body(of: PushSizeComparison.typicalPush())
+        let full = try body(of: Samples.typicalPush())
         #expect(throws: FrameError.truncated) { try decodeServer(Array(full.dropLast(cut))) }
     }
 
@@ -153,7 +153,7 @@ struct ProtobufFrameCodecBadInputTests {
 
     @Test("unknown fields are tolerated, at the top level and inside messages")
     func unknownFields() throws {
-        let frame = PushSizeComparison.typicalPush()
+        let frame = Samples.typicalPush()
         let bytes = try body(of: frame)
         // Top level: an unknown varint and an unknown length-delimited field around the push.
         #expect(try decodeServer(field(50, varint: 7) + bytes + field(51, [1, 2, 3])) == frame)

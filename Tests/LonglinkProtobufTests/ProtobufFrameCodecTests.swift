@@ -63,7 +63,9 @@ struct ProtobufFrameCodecTests {
         func size(_ to: OrderState) throws -> Int {
             let push = Push(route: Samples.taxi8812,
                             record: Samples.record(on: Samples.taxi8812, from: nil, to: to, offset: 1))
-            return PushSizeComparison.protobufBodySize(of: .push(push))
+            var buffer = ByteBuffer(capacity: 256)
+            try ProtobufFrameCodec().encode(.push(push), into: &buffer)
+            return try FrameReader(maxFrameSize: Int(UInt32.max)).nextFrame(in: &buffer) { $0.count } ?? 0
         }
         // Tag + value for a catalog number, tag + length + name otherwise.
         #expect(try size("custom_state") - size("paid") == 1 + "custom_state".utf8.count - 1)

@@ -39,6 +39,26 @@ enum Samples {
                        offset: .max, epoch: .max),
         skippedBefore: true
     )
+    /// The typical push of the size comparison (`PushSizeComparison.typicalPush()` in LonglinkBench; the golden
+    /// fixture `server_push_typical` pins its bytes): taxi order 8812 goes from `driver_assigned` to
+    /// `driver_arriving`, with the driver's id, an ETA, the driver's location, the store timestamp and the position.
+    static func typicalPush() -> ServerFrame {
+        let record = OrderChangeRecord(
+            orderID: OrderID("8812")!,
+            line: .taxi,
+            fromState: "driver_assigned",
+            toState: "driver_arriving",
+            fields: OrderFields(
+                driverID: "driver-4711",
+                etaSeconds: 240,
+                location: GeoPoint(latitudeE6: 31_230_416, longitudeE6: 121_473_701)
+            ),
+            position: StreamPosition(epoch: 1, offset: 3),
+            timestampMillis: 1_732_900_000_000
+        )
+        return .push(Push(route: record.route, record: record))
+    }
+
     static let firstPush = Push(route: taxi8812, record: record(on: taxi8812, from: nil, to: "created", offset: 1))
 
     static let snapshot = OrderSnapshot(

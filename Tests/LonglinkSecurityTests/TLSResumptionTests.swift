@@ -5,6 +5,7 @@ import LonglinkCore
 import LonglinkGateway
 import LonglinkLoop
 import LonglinkOpenSSL
+import LonglinkOperations
 import LonglinkStores
 import LonglinkTestSupport
 import Testing

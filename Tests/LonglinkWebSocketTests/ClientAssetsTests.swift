@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import LonglinkGateway
+@testable import LonglinkOperations
 
 /// The operations listener serves copies of `clients/js/longlink.js` and `clients/js/example.html` (compiled into
 /// `ClientAssets.swift`); this fails when a copy differs from its file. `LONGLINK_WRITE_CLIENT_ASSETS=1` rewrites
@@ -39,7 +39,7 @@ struct ClientAssetsTests {
         let example = try String(contentsOfFile: Self.root + "/clients/js/example.html", encoding: .utf8)
         if ProcessInfo.processInfo.environment["LONGLINK_WRITE_CLIENT_ASSETS"] == "1" {
             try Self.source(script: script, example: example)
-                .write(toFile: Self.root + "/Sources/LonglinkGateway/Admin/ClientAssets.swift", atomically: true, encoding: .utf8)
+                .write(toFile: Self.root + "/Sources/LonglinkOperations/Admin/ClientAssets.swift", atomically: true, encoding: .utf8)
         }
         #expect(ClientAssets.scriptText == script, "ClientAssets.swift is out of date: LONGLINK_WRITE_CLIENT_ASSETS=1 swift test --filter ClientAssetsTests")
         #expect(ClientAssets.exampleText == example, "ClientAssets.swift is out of date: LONGLINK_WRITE_CLIENT_ASSETS=1 swift test --filter ClientAssetsTests")

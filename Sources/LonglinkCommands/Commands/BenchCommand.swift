@@ -1,5 +1,6 @@
 import Foundation
 import LonglinkBench
+import LonglinkJSON
 import LonglinkLoop
 
 /// `longlink bench SCENARIO`: load scenarios against a gateway (started for the run unless `--server` names
@@ -287,7 +288,7 @@ public enum BenchCommand {
     static func render(_ path: String, _ options: ResolvedOptions, _ context: CommandContext) throws -> Int32 {
         let report: BenchReport
         do {
-            report = try JSONDecoder().decode(BenchReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            report = try JSONValue.decode(BenchReport.self, from: Array(Data(contentsOf: URL(fileURLWithPath: path))))
         } catch {
             throw CommandFailure("cannot read a bench report from \(path): \(error)")
         }

@@ -1,4 +1,4 @@
-public import LonglinkGateway
+public import LonglinkOperations
 
 /// The serve options of the backend HTTP API (`--api-listen` and its limits), kept beside `ServeOptions`.
 ///

@@ -5,6 +5,7 @@ import LonglinkProtobuf
 import LonglinkWebSocket
 public import LonglinkStores
 public import LonglinkGateway
+public import LonglinkOperations
 public import LonglinkCore
 
 /// `longlink serve`: the gateway. This is the composition root: it reads the feature toggles (store, shadow
@@ -317,7 +318,7 @@ public final class RunningGateway: Sendable {
         if let operationsListen {
             let server = AdminServer(
                 gateway: gateway,
-                store: StoreWriterAdminAccess(writer: writer),
+                writer: writer,
                 observers: observers,
                 authorizer: authorizer,
                 toggles: toggles,

@@ -1,5 +1,6 @@
 import LonglinkCore
 import LonglinkGateway
+import LonglinkOperations
 import LonglinkStores
 
 /// Starts the backend HTTP API of `serve` on the Store's writer (the same access the admin API uses).
@@ -14,7 +15,7 @@ enum ServeAPI {
     ) throws -> APIServer {
         let server = APIServer(
             gateway: gateway,
-            store: StoreWriterAdminAccess(writer: writer),
+            writer: writer,
             authorizer: authorizer,
             configuration: limits,
             logger: logger.labeled("api")

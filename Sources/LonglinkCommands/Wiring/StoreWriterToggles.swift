@@ -1,5 +1,6 @@
 import LonglinkCore
 import LonglinkGateway
+import LonglinkOperations
 import LonglinkStores
 
 extension StoreWriterAccess {

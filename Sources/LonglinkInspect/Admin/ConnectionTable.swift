@@ -62,7 +62,7 @@ public struct AdminConnection: Hashable, Sendable, Decodable {
     public static func list(json: [UInt8]) throws(AdminError) -> [AdminConnection] {
         struct Body: Decodable { var connections: [AdminConnection] }
         do {
-            return try JSONDecoder().decode(Body.self, from: Data(json)).connections
+            return try JSONValue.decode(Body.self, from: json).connections
         } catch {
             throw AdminError("unreadable /admin/connections answer: \(error)")
         }

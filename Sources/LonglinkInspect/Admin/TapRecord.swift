@@ -1,4 +1,4 @@
-import Foundation
+import LonglinkJSON
 
 /// One record from the gateway's `GET /admin/tap` event stream (absent fields are nil).
 public struct TapRecord: Hashable, Sendable, Decodable {
@@ -38,7 +38,7 @@ public struct TapRecord: Hashable, Sendable, Decodable {
     /// Parses one event's `data`.
     public init(json: String) throws(AdminError) {
         do {
-            self = try JSONDecoder().decode(TapRecord.self, from: Data(json.utf8))
+            self = try JSONValue.decode(TapRecord.self, from: Array(json.utf8))
         } catch {
             throw AdminError("unreadable tap record \(json.prefix(200)): \(error)")
         }

@@ -1,8 +1,10 @@
 public import LonglinkCore
-import Foundation
+import LonglinkJSON
 
-/// Parses and builds the JSON parts of HS256 JWTs. Used at connect and refresh only (never per message), so
-/// Foundation's `JSONSerialization` is fine here.
+/// Parses and builds the JSON parts of HS256 JWTs with `LonglinkJSON`. Used at connect and refresh only (never
+/// per message). Parsing takes any valid JSON (whitespace, any key order, escapes), so tokens other JWT libraries
+/// make verify; a member given twice is refused (which of the two would count is ambiguous). The signature covers
+/// the exact bytes of the token, never a re-serialisation.
 ///
 /// Verification order matters: structure, then the header's `alg` (only `HS256`; `none` and every other algorithm
 /// are refused before anything else is looked at), then the signature in constant time, and only then is the
@@ -28,9 +30,9 @@ public enum JWTCodec {
         guard let payload = Base64URL.decode(parts[1]) else { throw .invalidToken("payload is not base64url") }
         guard let signature = Base64URL.decode(parts[2]) else { throw .invalidToken("signature is not base64url") }
         let header = try object(headerBytes, "header")
-        guard let alg = header["alg"] as? String else { throw .invalidToken("header has no alg") }
+        guard let alg = header["alg"]?.stringValue else { throw .invalidToken("header has no alg") }
         guard alg == "HS256" else { throw .invalidToken("algorithm '\(alg.prefix(16))' is not accepted (only HS256)") }
-        if let typ = header["typ"], (typ as? String)?.uppercased() != "JWT" {
+        if let typ = header["typ"], typ.stringValue?.uppercased() != "JWT" {
             throw .invalidToken("header typ is not JWT")
         }
         if header["crit"] != nil { throw .invalidToken("critical header extensions are not supported") }
@@ -41,7 +43,7 @@ public enum JWTCodec {
     /// Parses verified payload bytes into claims.
     public static func claims(_ payload: [UInt8]) throws(AuthorizationError) -> JWTClaims {
         let json = try object(payload, "payload")
-        guard let subject = json["sub"] as? String, !subject.isEmpty, subject.utf8.count <= 256 else {
+        guard let subject = json["sub"]?.stringValue, !subject.isEmpty, subject.utf8.count <= 256 else {
             throw .invalidToken("sub must be a non-empty string of at most 256 bytes")
         }
         guard let expiresAt = try seconds(json["exp"], "exp") else { throw .invalidToken("exp is required") }
@@ -49,34 +51,34 @@ public enum JWTCodec {
         let issuedAt = try seconds(json["iat"], "iat")
         var issuer: String?
         if let value = json["iss"] {
-            guard let text = value as? String else { throw .invalidToken("iss must be a string") }
+            guard let text = value.stringValue else { throw .invalidToken("iss must be a string") }
             issuer = text
         }
         var audience: [String] = []
         switch json["aud"] {
         case nil: break
-        case let text as String: audience = [text]
-        case let list as [Any]:
+        case .string(let text)?: audience = [text]
+        case .array(let list)?:
             for item in list {
-                guard let text = item as? String else { throw .invalidToken("aud must be a string or a list of strings") }
+                guard let text = item.stringValue else { throw .invalidToken("aud must be a string or a list of strings") }
                 audience.append(text)
             }
         default: throw .invalidToken("aud must be a string or a list of strings")
         }
         var role = Principal.Role.subscriber
         if let value = json["role"] {
-            guard let text = value as? String, let parsed = Principal.Role(rawValue: text) else {
+            guard let text = value.stringValue, let parsed = Principal.Role(rawValue: text) else {
                 throw .invalidToken("role must be subscriber, publisher or admin")
             }
             role = parsed
         }
         var routes: [RoutePattern] = []
         if let value = json["routes"] {
-            guard let list = value as? [Any], list.count <= maximumRoutes else {
+            guard let list = value.arrayValue, list.count <= maximumRoutes else {
                 throw .invalidToken("routes must be a list of at most \(maximumRoutes) route patterns")
             }
             for item in list {
-                guard let text = item as? String else { throw .invalidToken("routes must hold strings") }
+                guard let text = item.stringValue else { throw .invalidToken("routes must hold strings") }
                 do {
                     routes.append(try RoutePattern(parsing: text))
                 } catch {
@@ -96,43 +98,39 @@ public enum JWTCodec {
         )
     }
 
-    /// The payload JSON for `claims` (keys sorted, so equal claims give equal tokens).
+    /// The payload JSON for `claims`: compact, keys sorted (so equal claims give equal tokens), strings escaped only
+    /// where JSON requires it; the bytes `JSONSerialization` with `.sortedKeys` and `.withoutEscapingSlashes` wrote.
     public static func payload(_ claims: JWTClaims) -> [UInt8] {
-        var json: [String: Any] = [
-            "sub": claims.subject,
-            "exp": claims.expiresAt,
-            "role": claims.role.rawValue,
-            "routes": claims.routes.map(\.description),
-        ]
-        if let nbf = claims.notBefore { json["nbf"] = nbf }
-        if let iat = claims.issuedAt { json["iat"] = iat }
-        if let iss = claims.issuer { json["iss"] = iss }
-        if claims.audience.count == 1 { json["aud"] = claims.audience[0] }
-        if claims.audience.count > 1 { json["aud"] = claims.audience }
-        // Only strings, integers and arrays of strings: serialisation cannot fail.
-        let data = try! JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .withoutEscapingSlashes])
-        return Array(data)
+        var members: [(String, JSONValue)] = []
+        if claims.audience.count == 1 { members.append(("aud", .string(claims.audience[0]))) }
+        if claims.audience.count > 1 { members.append(("aud", .array(claims.audience.map(JSONValue.string)))) }
+        members.append(("exp", .uint(claims.expiresAt)))
+        if let iat = claims.issuedAt { members.append(("iat", .uint(iat))) }
+        if let iss = claims.issuer { members.append(("iss", .string(iss))) }
+        if let nbf = claims.notBefore { members.append(("nbf", .uint(nbf))) }
+        members.append(("role", .string(claims.role.rawValue)))
+        members.append(("routes", .array(claims.routes.map { .string($0.description) })))
+        members.append(("sub", .string(claims.subject)))
+        return Array(JSONValue.object(members).serialized(htmlSafe: false).utf8)
     }
 
-    private static func object(_ bytes: [UInt8], _ part: String) throws(AuthorizationError) -> [String: Any] {
-        guard let value = try? JSONSerialization.jsonObject(with: Data(bytes)), let object = value as? [String: Any] else {
+    /// `bytes` as a JSON object whose members each appear once.
+    private static func object(_ bytes: [UInt8], _ part: String) throws(AuthorizationError) -> JSONValue {
+        guard let value = try? JSONValue.parse(bytes), case .object(let members) = value else {
             throw .invalidToken("\(part) is not a JSON object")
         }
-        return object
+        var names = Set<String>()
+        for (name, _) in members where !names.insert(name).inserted {
+            throw .invalidToken("\(part) has the member '\(name.prefix(32))' twice")
+        }
+        return value
     }
 
-    private static let booleanType = ObjectIdentifier(type(of: NSNumber(value: true)))
-
     /// A NumericDate claim: a non-negative number of seconds (fractions are truncated).
-    private static func seconds(_ value: Any?, _ name: String) throws(AuthorizationError) -> UInt64? {
+    private static func seconds(_ value: JSONValue?, _ name: String) throws(AuthorizationError) -> UInt64? {
         guard let value else { return nil }
-        // JSON true/false also bridge to NSNumber (and 0/1 to Bool), so booleans are told apart by their class.
-        if ObjectIdentifier(type(of: value)) == booleanType { throw .invalidToken("\(name) must be a number") }
-        if let number = value as? NSNumber {
-            let double = number.doubleValue
-            guard double.isFinite, double >= 0, double < 1e15 else { throw .invalidToken("\(name) is out of range") }
-            return UInt64(double)
-        }
-        throw .invalidToken("\(name) must be a number")
+        guard let double = value.doubleValue else { throw .invalidToken("\(name) must be a number") }
+        guard double.isFinite, double >= 0, double < 1e15 else { throw .invalidToken("\(name) is out of range") }
+        return UInt64(double)
     }
 }

@@ -5,6 +5,7 @@ import LonglinkCommands
 import LonglinkCore
 import LonglinkGateway
 import LonglinkLoop
+import LonglinkOperations
 import LonglinkStores
 
 /// A real gateway in this process on a free loopback port: the same composition `longlink serve` runs

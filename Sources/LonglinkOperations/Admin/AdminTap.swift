@@ -1,7 +1,7 @@
 import LonglinkCore
 import LonglinkHTTP
-import Synchronization
 import LonglinkJSON
+import Synchronization
 
 extension AdminServer {
     /// `GET /admin/tap?route=PATTERN&line=LINE&state=STATE&recent=N`: a Server-Sent Events stream of every stored

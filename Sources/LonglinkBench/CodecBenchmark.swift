@@ -1,4 +1,5 @@
 import LonglinkCore
+import LonglinkProtobuf
 
 /// In-process speed of the hot path: encoding and decoding the typical push with `ProtobufFrameCodec`.
 /// `longlink bench codec` prints it; compare figures from the same run only.

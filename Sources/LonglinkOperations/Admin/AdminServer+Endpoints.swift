@@ -1,8 +1,10 @@
 import LonglinkCore
+import LonglinkGateway
 import LonglinkHTTP
-import LonglinkLoop
-import Synchronization
 import LonglinkJSON
+import LonglinkLoop
+import LonglinkStores
+import Synchronization
 
 extension AdminServer {
     /// The `/admin/...` endpoints, after authentication. `path` is without the leading `admin`.
@@ -137,7 +139,7 @@ extension AdminServer {
         // The same check as publish frames (admins pass it today; a publisher-facing HTTP API reuses it).
         if let denial = principal.publishDenial(for: change.route) { return AdminJSON.refusal(denial) }
         let counters = gateway.counters
-        store.apply(change) { result in
+        writer.apply(change) { result in
             counters.recordPublish(result)
             switch result {
             case .success(let applied):
@@ -199,7 +201,7 @@ extension AdminServer {
             return .error(.badRequest, "expected /admin/orders/{line}/{order-id}")
         }
         let counters = gateway.counters
-        store.history(line, order) { result in
+        writer.orderHistory(line, order) { result in
             switch result {
             case .success(nil):
                 exchange.respond(.error(.notFound, "no \(line) order \(order)"))

@@ -1,4 +1,5 @@
 public import LonglinkCore
+public import LonglinkGateway
 public import LonglinkHTTP
 public import LonglinkLoop
 public import LonglinkStores
@@ -35,7 +36,8 @@ public final class AdminServer: Sendable {
     }
 
     let gateway: Gateway
-    let store: any AdminStoreAccess
+    /// The Store's single writer: admin publishes, order reads and the readiness probe go through it.
+    let writer: StoreWriter
     let observers: ObserverRegistry
     let authorizer: any Authorizer
     let clock: any WallClock
@@ -60,7 +62,7 @@ public final class AdminServer: Sendable {
     /// - Parameter drainAction: what `POST /admin/drain` does; it must return at once (drain on another thread).
     public init(
         gateway: Gateway,
-        store: any AdminStoreAccess,
+        writer: StoreWriter,
         observers: ObserverRegistry,
         authorizer: any Authorizer,
         toggles: ToggleService? = nil,
@@ -72,7 +74,7 @@ public final class AdminServer: Sendable {
         drainAction: @escaping @Sendable () -> Void
     ) {
         self.gateway = gateway
-        self.store = store
+        self.writer = writer
         self.observers = observers
         self.authorizer = authorizer
         self.toggles = toggles
@@ -277,7 +279,7 @@ public final class AdminServer: Sendable {
         case .draining: return .text("draining\n", status: .serviceUnavailable)
         case .ready: break
         }
-        store.probe { result in
+        writer.probe { result in
             switch result {
             case .success: exchange.respond(.text("ready\n"))
             case .failure(let error): exchange.respond(.text("store unavailable: \(error)\n", status: .serviceUnavailable))

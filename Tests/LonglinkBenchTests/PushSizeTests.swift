@@ -1,7 +1,7 @@
+import LonglinkBench
 import LonglinkCore
+import LonglinkProtobuf
 import Testing
-
-@testable import LonglinkProtobuf
 
 @Suite("Push size")
 struct PushSizeTests {

@@ -1,4 +1,5 @@
 import LonglinkCore
+import LonglinkGateway
 import LonglinkHTTP
 import LonglinkJSON
 

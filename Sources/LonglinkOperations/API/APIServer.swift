@@ -1,7 +1,9 @@
 public import LonglinkCore
+public import LonglinkGateway
 import LonglinkHTTP
-public import LonglinkLoop
 import LonglinkJSON
+public import LonglinkLoop
+public import LonglinkStores
 import Synchronization
 
 /// The HTTP API for backend services, on a listener of its own (`serve --api-listen`, default `127.0.0.1:9180`),
@@ -68,7 +70,7 @@ public final class APIServer: Sendable {
     ]
 
     let gateway: Gateway
-    let store: any AdminStoreAccess
+    let writer: StoreWriter
     let authorizer: any Authorizer
     let clock: any WallClock
     let logger: Logger
@@ -80,14 +82,14 @@ public final class APIServer: Sendable {
     /// Creates the API; nothing listens until `start(host:port:)`.
     public init(
         gateway: Gateway,
-        store: any AdminStoreAccess,
+        writer: StoreWriter,
         authorizer: any Authorizer,
         configuration: Configuration = Configuration(),
         clock: any WallClock = SystemWallClock(),
         logger: Logger = .disabled
     ) {
         self.gateway = gateway
-        self.store = store
+        self.writer = writer
         self.authorizer = authorizer
         self.configuration = configuration
         self.clock = clock
@@ -235,7 +237,7 @@ public final class APIServer: Sendable {
         }
         if let denial = principal.publishDenial(for: change.route) { return APIResponses.refusal(denial) }
         let counters = gateway.counters
-        store.apply(change) { result in
+        writer.apply(change) { result in
             counters.recordPublish(result)
             switch result {
             case .success(let applied): exchange.respond(APIResponses.json(.object(APIResponses.accepted(applied))))
@@ -282,7 +284,7 @@ public final class APIServer: Sendable {
         let collector = BatchResults(count: changes.count)
         let counters = gateway.counters
         for (index, change) in changes.enumerated() {
-            store.apply(change) { result in
+            writer.apply(change) { result in
                 counters.recordPublish(result)
                 guard let all = collector.add(index, result) else { return }
                 var applied = 0
@@ -323,7 +325,7 @@ public final class APIServer: Sendable {
             return APIResponses.error(.forbidden, "token does not allow reading \(route)", code: .permissionDenied)
         }
         let counters = gateway.counters
-        store.history(line, order) { result in
+        writer.orderHistory(line, order) { result in
             switch result {
             case .success(nil):
                 exchange.respond(APIResponses.error(.notFound, "no \(line) order \(order)", code: .unknownOrder))

@@ -1,3 +1,5 @@
+public import LonglinkGateway
+
 /// Builds the Prometheus text exposition format (version 0.0.4): `# HELP` and `# TYPE` per family, then its
 /// samples, labels escaped. Families are written in the order they are added.
 public struct PrometheusText: Sendable {

@@ -1,4 +1,5 @@
 import LonglinkCore
+public import LonglinkGateway
 
 /// Renders a gateway's counters as Prometheus metrics (`GET /metrics`). Names follow Prometheus conventions:
 /// `longlink_` prefix, `_total` for counters, base units (`_seconds`, `_bytes`); then the standard `process_*`
