@@ -1,6 +1,7 @@
 // swift-tools-version:6.1
 // Longlink: a real-time push gateway. The target graph below is the architecture:
-// LonglinkCore (domain, seams, no I/O) ← LonglinkLoop (epoll) ← adapters (one C module each) ← Gateway ← Commands.
+// LonglinkCore (domain, seams, no I/O) ← LonglinkLoop (epoll) ← adapters (one C module each) ← Gateway (the pipeline)
+// ← Server (the composition of a running gateway) ← Commands (the CLI). Rules: CONTRIBUTING.md.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -112,12 +113,24 @@ let package = Package(
             path: "Sources/LonglinkInspect",
             swiftSettings: swiftSettings
         ),
+        // The running gateway's composition: picks the store, broker and presence, starts the writer, the gateway and
+        // the operations listeners (what `serve` runs, and what tests and `bench` run in-process).
+        .target(
+            name: "LonglinkServer",
+            dependencies: [
+                "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
+                "LonglinkJSON", "LonglinkRedis",
+            ],
+            path: "Sources/LonglinkServer",
+            swiftSettings: swiftSettings
+        ),
+        // The command line: parses options and calls LonglinkServer (serve) or the client, bench and inspect modules.
         .target(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
                 "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP", "LonglinkJSON", "LonglinkRedis",
-                "LonglinkWebSocket",
+                "LonglinkWebSocket", "LonglinkServer",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -212,7 +225,7 @@ let package = Package(
             name: "LonglinkGatewayTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
-                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop",
+                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop", "LonglinkServer",
             ],
             swiftSettings: swiftSettings
         ),
@@ -220,7 +233,7 @@ let package = Package(
             name: "LonglinkSecurityTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores", "LonglinkOpenSSL",
-                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport",
+                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport", "LonglinkServer",
             ],
             swiftSettings: swiftSettings
         ),
@@ -244,7 +257,7 @@ let package = Package(
             name: "LonglinkBenchTests",
             dependencies: [
                 "LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkLoop", "LonglinkCore", "LonglinkGateway",
-                "LonglinkStores", "LonglinkTestSupport",
+                "LonglinkStores", "LonglinkTestSupport", "LonglinkServer",
             ],
             swiftSettings: swiftSettings
         ),
@@ -252,7 +265,7 @@ let package = Package(
             name: "LonglinkScaleOutTests",
             dependencies: [
                 "LonglinkCommands", "LonglinkRedis", "LonglinkGateway", "LonglinkStores", "LonglinkSQLite", "LonglinkLoop",
-                "LonglinkProtobuf", "LonglinkCore", "LonglinkTestSupport",
+                "LonglinkProtobuf", "LonglinkCore", "LonglinkTestSupport", "LonglinkServer",
             ],
             swiftSettings: swiftSettings
         ),
@@ -261,7 +274,7 @@ let package = Package(
             name: "LonglinkRedisClusterTests",
             dependencies: [
                 "LonglinkRedis", "LonglinkCommands", "LonglinkGateway", "LonglinkStores", "LonglinkLoop", "LonglinkProtobuf",
-                "LonglinkCore", "LonglinkSQLite", "LonglinkTestSupport",
+                "LonglinkCore", "LonglinkSQLite", "LonglinkTestSupport", "LonglinkServer",
             ],
             swiftSettings: swiftSettings
         ),
@@ -269,7 +282,7 @@ let package = Package(
             name: "LonglinkInspectTests",
             dependencies: [
                 "LonglinkInspect", "LonglinkCommands", "LonglinkClient", "LonglinkGateway", "LonglinkStores",
-                "LonglinkProtobuf", "LonglinkTestSupport",
+                "LonglinkProtobuf", "LonglinkTestSupport", "LonglinkServer",
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
@@ -277,8 +290,8 @@ let package = Package(
         .testTarget(
             name: "LonglinkWebSocketTests",
             dependencies: [
-                "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport", "LonglinkCommands",
-                "LonglinkGateway", "LonglinkStores",
+                "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport",
+                "LonglinkGateway", "LonglinkStores", "LonglinkServer",
             ],
             exclude: ["Scripts"],
             swiftSettings: swiftSettings
@@ -291,7 +304,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LonglinkCommandsTests",
-            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport"],
+            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport", "LonglinkServer"],
             swiftSettings: swiftSettings
         ),
     ]
