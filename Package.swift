@@ -103,7 +103,7 @@ let package = Package(
         ),
         .target(
             name: "LonglinkGateway",
-            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkHTTP", "LonglinkJSON"],
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkStores", "LonglinkHTTP", "LonglinkJSON"],
             path: "Sources/LonglinkGateway",
             swiftSettings: swiftSettings
         ),

@@ -118,7 +118,7 @@ public final class RunningGateway: Sendable {
         let gateway = Gateway(
             configuration: gatewayConfiguration,
             codec: ProtobufFrameCodec(),
-            store: StoreWriterAccess(writer: writer, catalog: catalog),
+            store: StoreAccess(writer: writer, catalog: catalog),
             broker: broker,
             authorizer: authorizer,
             logger: logger.labeled("gateway"),

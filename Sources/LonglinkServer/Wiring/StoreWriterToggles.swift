@@ -39,32 +39,3 @@ struct StoreWriterToggles: ToggleAdministration {
         )
     }
 }
-
-extension StoreWriterAccess {
-    func readToggleForSubscribe(
-        _ route: Route,
-        since: StreamPosition?,
-        completion: @escaping @Sendable (Result<SubscribeRead, StoreError>) -> Void
-    ) {
-        writer.read(
-            { (store) throws(StoreError) -> SubscribeRead in
-                guard let toggle = try store.toggle(app: route.namespace, name: route.key) else {
-                    return SubscribeRead(epoch: store.epoch, snapshot: nil, history: since == nil ? nil : .records([]))
-                }
-                var history: HistoryRead?
-                if let since {
-                    let current = toggle.position
-                    if since == current {
-                        history = .records([])
-                    } else if since.epoch == current.epoch && since.offset + 1 == current.offset {
-                        history = .records([toggle.record])
-                    } else {
-                        history = .expired
-                    }
-                }
-                return SubscribeRead(epoch: store.epoch, snapshot: toggle.snapshot, history: history)
-            },
-            completion: completion
-        )
-    }
-}
