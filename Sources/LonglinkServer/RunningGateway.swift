@@ -73,9 +73,9 @@ public final class RunningGateway: Sendable {
         let storePublishes = BrokerFactory.storePublishes(primary, to: brokerChoice)
         let brokerPublisher: BrokerPublisher? =
             storePublishes ? nil : BrokerPublisher(broker: broker, logger: logger, counters: counters)
-        var committed: (@Sendable ([OrderChangeRecord]) -> Void)?
-        if let brokerPublisher { committed = { records in brokerPublisher.publish(records) } }
-        if storePublishes, let lines = BrokerFactory.lineChannelFeed(broker) { committed = lines }
+        var committed: BrokerHandOff?
+        if let brokerPublisher { committed = BrokerHandOff { records in brokerPublisher.publish(records) } }
+        if storePublishes, let lines = BrokerFactory.lineChannelFeed(broker) { committed = BrokerHandOff(lines) }
         let writer: StoreWriter
         do {
             writer = try StoreWriter(
