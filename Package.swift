@@ -1,6 +1,7 @@
 // swift-tools-version:6.1
 // Longlink: a real-time push gateway. The target graph below is the architecture:
-// LonglinkCore (domain, seams, no I/O) ← LonglinkLoop (epoll) ← adapters (one C module each) ← Gateway ← Commands.
+// LonglinkCore (domain, seams, no I/O) ← LonglinkLoop (epoll) ← adapters (one C module each) ← Gateway (the pipeline)
+// ← Server (the composition of a running gateway) ← Commands (the CLI). Rules: CONTRIBUTING.md.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -102,7 +103,7 @@ let package = Package(
         ),
         .target(
             name: "LonglinkGateway",
-            dependencies: ["LonglinkCore", "LonglinkLoop"],
+            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkStores"],
             path: "Sources/LonglinkGateway",
             swiftSettings: swiftSettings
         ),
@@ -120,12 +121,24 @@ let package = Package(
             path: "Sources/LonglinkInspect",
             swiftSettings: swiftSettings
         ),
+        // The running gateway's composition: picks the store, broker and presence, starts the writer, the gateway and
+        // the operations listeners (what `serve` runs, and what tests and `bench` run in-process).
+        .target(
+            name: "LonglinkServer",
+            dependencies: [
+                "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
+                "LonglinkOperations", "LonglinkJSON", "LonglinkRedis",
+            ],
+            path: "Sources/LonglinkServer",
+            swiftSettings: swiftSettings
+        ),
+        // The command line: parses options and calls LonglinkServer (serve) or the client, bench and inspect modules.
         .target(
             name: "LonglinkCommands",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkGateway",
                 "LonglinkClient", "LonglinkOpenSSL", "LonglinkInspect", "LonglinkBench", "LonglinkHTTP", "LonglinkJSON", "LonglinkRedis",
-                "LonglinkWebSocket", "LonglinkOperations",
+                "LonglinkWebSocket", "LonglinkServer", "LonglinkOperations",
             ],
             path: "Sources/LonglinkCommands",
             swiftSettings: swiftSettings
@@ -221,7 +234,7 @@ let package = Package(
             name: "LonglinkGatewayTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
-                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop", "LonglinkOperations",
+                "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop", "LonglinkServer", "LonglinkOperations",
             ],
             swiftSettings: swiftSettings
         ),
@@ -229,7 +242,7 @@ let package = Package(
             name: "LonglinkSecurityTests",
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores", "LonglinkOpenSSL",
-                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport", "LonglinkOperations",
+                "LonglinkLoop", "LonglinkCore", "LonglinkTestSupport", "LonglinkServer", "LonglinkOperations",
             ],
             swiftSettings: swiftSettings
         ),
@@ -253,7 +266,7 @@ let package = Package(
             name: "LonglinkBenchTests",
             dependencies: [
                 "LonglinkBench", "LonglinkCommands", "LonglinkRedis", "LonglinkLoop", "LonglinkCore", "LonglinkGateway",
-                "LonglinkStores", "LonglinkTestSupport", "LonglinkProtobuf",
+                "LonglinkStores", "LonglinkTestSupport", "LonglinkServer", "LonglinkProtobuf",
             ],
             swiftSettings: swiftSettings
         ),
@@ -261,7 +274,7 @@ let package = Package(
             name: "LonglinkScaleOutTests",
             dependencies: [
                 "LonglinkCommands", "LonglinkRedis", "LonglinkGateway", "LonglinkStores", "LonglinkSQLite", "LonglinkLoop",
-                "LonglinkProtobuf", "LonglinkCore", "LonglinkTestSupport",
+                "LonglinkProtobuf", "LonglinkCore", "LonglinkTestSupport", "LonglinkServer",
             ],
             swiftSettings: swiftSettings
         ),
@@ -270,7 +283,7 @@ let package = Package(
             name: "LonglinkRedisClusterTests",
             dependencies: [
                 "LonglinkRedis", "LonglinkCommands", "LonglinkGateway", "LonglinkStores", "LonglinkLoop", "LonglinkProtobuf",
-                "LonglinkCore", "LonglinkSQLite", "LonglinkTestSupport",
+                "LonglinkCore", "LonglinkSQLite", "LonglinkTestSupport", "LonglinkServer",
             ],
             swiftSettings: swiftSettings
         ),
@@ -278,7 +291,7 @@ let package = Package(
             name: "LonglinkInspectTests",
             dependencies: [
                 "LonglinkInspect", "LonglinkCommands", "LonglinkClient", "LonglinkGateway", "LonglinkStores",
-                "LonglinkProtobuf", "LonglinkTestSupport",
+                "LonglinkProtobuf", "LonglinkTestSupport", "LonglinkServer",
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
@@ -286,8 +299,8 @@ let package = Package(
         .testTarget(
             name: "LonglinkWebSocketTests",
             dependencies: [
-                "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport", "LonglinkCommands",
-                "LonglinkGateway", "LonglinkStores", "LonglinkOperations",
+                "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport",
+                "LonglinkGateway", "LonglinkStores", "LonglinkServer", "LonglinkOperations",
             ],
             exclude: ["Scripts"],
             swiftSettings: swiftSettings
@@ -300,7 +313,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LonglinkCommandsTests",
-            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport", "LonglinkOperations"],
+            dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport", "LonglinkServer", "LonglinkOperations"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -247,7 +247,7 @@ final class Mailbox: Sendable {
             for result in results {
                 if case .success(let applied) = result, !applied.deduplicated { records.append(applied.record) }
             }
-            if !records.isEmpty { committed(records) }
+            if !records.isEmpty { committed.hand(records) }
         }
         for (completion, result) in zip(completions, results) { completion(result) }
         if let observers, observers.observerCount > 0 {

@@ -35,10 +35,9 @@ public final class StoreWriter: Sendable {
         public var clock: any WallClock
         /// Where expiry results and failures are logged.
         public var logger: Logger
-        /// Called on the writer thread with each batch's newly stored records (not deduplicated ones), right after
-        /// the batch is durable and before the completions and observers: the broker's path, which must never drop
-        /// a record and should not pay a thread hop. It must not block.
-        public var committed: (@Sendable ([OrderChangeRecord]) -> Void)?
+        /// The stage that gets each batch's newly stored records (not deduplicated ones) on the committing thread,
+        /// right after the batch is durable and before the completions and observers: the broker's path.
+        public var committed: BrokerHandOff?
         /// Whether `commitQueued()` commits a small batch on the calling thread (when no other thread is
         /// committing) instead of waking the writer thread. Only for stores whose commit is short and never blocks
         /// (the memory store).
@@ -49,7 +48,7 @@ public final class StoreWriter: Sendable {
             expiryIntervalMillis: UInt64 = 60_000,
             clock: any WallClock = SystemWallClock(),
             logger: Logger = .disabled,
-            committed: (@Sendable ([OrderChangeRecord]) -> Void)? = nil,
+            committed: BrokerHandOff? = nil,
             commitsOnCaller: Bool = false
         ) {
             self.committed = committed

@@ -1,6 +1,7 @@
 import Foundation
 import LonglinkBench
 import LonglinkCommands
+import LonglinkServer
 import LonglinkGateway
 import LonglinkStores
 import Testing

@@ -1,5 +1,6 @@
 import LonglinkBench
 import LonglinkCommands
+import LonglinkServer
 import LonglinkGateway
 import LonglinkRedis
 import LonglinkStores

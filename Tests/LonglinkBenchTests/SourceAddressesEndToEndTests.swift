@@ -1,6 +1,7 @@
 import Dispatch
 import LonglinkBench
 import LonglinkCommands
+import LonglinkServer
 import LonglinkGateway
 import Synchronization
 import Testing

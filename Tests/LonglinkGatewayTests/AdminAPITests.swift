@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import LonglinkClient
-import LonglinkCommands
+import LonglinkServer
 import LonglinkCore
 import LonglinkGateway
 import LonglinkHTTP

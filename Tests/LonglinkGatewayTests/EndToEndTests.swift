@@ -1,7 +1,7 @@
 import LonglinkTestSupport
 import Foundation
 import LonglinkClient
-import LonglinkCommands
+import LonglinkServer
 import LonglinkCore
 import LonglinkLoop
 import LonglinkGateway

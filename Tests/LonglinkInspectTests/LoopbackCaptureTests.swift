@@ -2,6 +2,7 @@ import LonglinkTestSupport
 import Foundation
 import Glibc
 import LonglinkCommands
+import LonglinkServer
 import LonglinkGateway
 import LonglinkInspect
 import LonglinkStores

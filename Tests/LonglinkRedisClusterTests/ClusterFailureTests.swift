@@ -1,5 +1,5 @@
 import Foundation
-import LonglinkCommands
+import LonglinkServer
 import LonglinkCore
 import LonglinkGateway
 import LonglinkRedis

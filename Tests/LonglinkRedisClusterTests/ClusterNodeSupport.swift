@@ -1,5 +1,5 @@
 import Foundation
-import LonglinkCommands
+import LonglinkServer
 import LonglinkCore
 import LonglinkGateway
 import LonglinkRedis
@@ -41,7 +41,7 @@ func startClusterNode(
         ),
         store: try StoreSpecification(parsing: cluster.url),
         logger: log.map { Logger(label: name, level: .debug, sink: $0) } ?? .disabled,
-        broker: try BrokerChoice(parsing: cluster.url),
+        broker: .redisCluster(try #require(RedisClusterAddress(url: cluster.url))),
         redis: RedisSettings(prefix: prefix, durability: durability)
     )
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LonglinkCommands
+import LonglinkServer
 import LonglinkCore
 import LonglinkGateway
 import LonglinkRedis
@@ -19,7 +19,7 @@ struct ClusterParityScaleOutTests {
         try RunningGateway.start(
             gateway: GatewayConfiguration(host: "127.0.0.1", port: 0, loopCount: 1, peer: PeerSettings(nodeID: name), drainPeriod: .milliseconds(200)),
             store: try StoreSpecification(parsing: cluster.url),
-            broker: try BrokerChoice(parsing: cluster.url),
+            broker: .redisCluster(try #require(RedisClusterAddress(url: cluster.url))),
             redis: RedisSettings(prefix: prefix)
         )
     }

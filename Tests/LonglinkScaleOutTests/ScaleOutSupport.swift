@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LonglinkCommands
+import LonglinkServer
 import LonglinkCore
 import LonglinkGateway
 import LonglinkLoop

@@ -1,5 +1,6 @@
 import Foundation
 import LonglinkCommands
+import LonglinkServer
 import LonglinkCore
 import LonglinkGateway
 import LonglinkStores

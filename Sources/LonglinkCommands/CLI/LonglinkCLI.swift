@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import LonglinkLoop
+import LonglinkServer
 
 /// The `longlink` executable's logic: picks the subcommand, resolves its options and runs it. `main.swift` only
 /// calls `LonglinkCLI.main(arguments:environment:io:)`; tests call the same function.
@@ -81,6 +82,9 @@ public enum LonglinkCLI {
         } catch let failure as CommandFailure {
             io.err("longlink \(name): \(failure.message)")
             return failure.exitCode
+        } catch let failure as ServerFailure {
+            io.err("longlink \(name): \(failure.message)")
+            return failure.exitCode
         } catch {
             io.err("longlink \(name): \(error)")
             return 1
@@ -106,12 +110,4 @@ public enum LonglinkCLI {
         ]
         return lines.joined(separator: "\n")
     }
-}
-
-/// The version of this build.
-public enum LonglinkVersion {
-    /// Semantic version.
-    public static let current = "0.1.0"
-    /// The wire protocol version spoken.
-    public static let protocolVersion: UInt32 = 1
 }

@@ -3,6 +3,7 @@ import LonglinkClient
 import LonglinkCore
 import LonglinkLoop
 import LonglinkOpenSSL
+import LonglinkServer
 
 /// Options every client-side command shares, and the client they describe.
 enum ClientOptions {

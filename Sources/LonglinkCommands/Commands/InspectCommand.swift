@@ -1,6 +1,7 @@
 import Foundation
 import LonglinkCore
 import LonglinkInspect
+import LonglinkServer
 
 /// `longlink inspect decode|pcap|tap|connections`: what went over the wire, from files, captures or a live
 /// gateway. The work is in the LonglinkInspect module; this file maps options onto it.

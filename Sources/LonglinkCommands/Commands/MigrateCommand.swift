@@ -1,5 +1,6 @@
 import LonglinkCore
 import LonglinkStores
+import LonglinkServer
 
 /// `longlink migrate --from STORE --to STORE [--verify] [--overwrite]`: copies everything a store holds (every
 /// order with its retained history, every feature toggle) between any two stores through the `OrderStore` and

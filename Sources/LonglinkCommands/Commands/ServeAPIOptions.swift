@@ -1,4 +1,5 @@
 public import LonglinkOperations
+public import LonglinkServer
 
 /// The serve options of the backend HTTP API (`--api-listen` and its limits), kept beside `ServeOptions`.
 ///

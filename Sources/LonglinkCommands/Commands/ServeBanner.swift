@@ -1,6 +1,7 @@
 import LonglinkCore
 import LonglinkGateway
 import LonglinkOpenSSL
+import LonglinkServer
 
 /// What `serve` prints when it starts (listeners, auth mode, copy-paste commands with a token) and how it
 /// answers SIGHUP.

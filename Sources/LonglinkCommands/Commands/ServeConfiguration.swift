@@ -1,4 +1,5 @@
 public import LonglinkCore
+public import LonglinkServer
 
 /// The validated, typed form of the serve options: every value checked once at start, so a typo is a clear
 /// error before anything listens.
@@ -60,7 +61,7 @@ public struct ServeConfiguration: Sendable {
     /// The backend HTTP API's listener and limits.
     public var api: ServeAPIConfiguration
     /// Presence: counts-only threshold and the Redis entries' lifetime.
-    public var presence: ServePresenceConfiguration
+    public var presence: PresenceSettings
 
     /// Validates resolved serve options.
     public init(options: ResolvedOptions) throws(CommandLineError) {
@@ -107,7 +108,7 @@ public struct ServeConfiguration: Sendable {
         logLevel = level
         security = try ServeSecurityConfiguration(options: options)
         api = try ServeAPIConfiguration(options: options)
-        presence = try ServePresenceConfiguration(options: options)
+        presence = try PresenceSettings(options: options)
         webSocket = try ServeWebSocketConfiguration(options: options)
         let metrics = options.string("metrics-listen") ?? "off"
         metricsListen = metrics == "off" || metrics.isEmpty ? nil : try HostPort(parsing: metrics, option: "metrics-listen")
@@ -154,33 +155,4 @@ public enum SlowConsumerPolicy: String, Sendable, Hashable {
     case disconnect
     /// Keep only the latest record per order and mark the next push as having skipped records.
     case coalesce
-}
-
-/// A `HOST:PORT` pair (`127.0.0.1:7070`, `[::1]:7070`, `localhost:0`).
-public struct HostPort: Sendable, Hashable, CustomStringConvertible {
-    /// Host name or address literal (without brackets).
-    public var host: String
-    /// TCP port (0 = any free port).
-    public var port: UInt16
-
-    public init(host: String, port: UInt16) {
-        self.host = host
-        self.port = port
-    }
-
-    /// Parses `HOST:PORT`; `option` names the flag in the error.
-    public init(parsing text: String, option: String) throws(CommandLineError) {
-        guard let colon = text.lastIndex(of: ":") else {
-            throw CommandLineError("--\(option) expects HOST:PORT, got '\(text)'")
-        }
-        var host = String(text[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, let port = UInt16(text[text.index(after: colon)...]) else {
-            throw CommandLineError("--\(option) expects HOST:PORT with a port from 0 to 65535, got '\(text)'")
-        }
-        self.host = host
-        self.port = port
-    }
-
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

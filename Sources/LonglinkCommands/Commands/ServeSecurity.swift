@@ -2,6 +2,7 @@ import LonglinkCore
 public import LonglinkGateway
 import LonglinkLoop
 import LonglinkOpenSSL
+public import LonglinkServer
 
 /// The security half of `serve`'s configuration: TLS listener, token verification and admission limits, with
 /// their options. Parsed with the rest of `ServeConfiguration`; turned into live objects by `prepare`.

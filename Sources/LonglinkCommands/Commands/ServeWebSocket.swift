@@ -3,6 +3,7 @@ import LonglinkGateway
 import LonglinkLoop
 import LonglinkOpenSSL
 import LonglinkWebSocket
+public import LonglinkServer
 
 /// The WebSocket half of `serve`'s configuration: `ws` and `wss` listeners for browsers, their path and the
 /// page origins they admit. `wss` is the TLS transport with the WebSocket transport inside it, so it uses the

@@ -2,6 +2,7 @@ import LonglinkCore
 import LonglinkHTTP
 import LonglinkInspect
 import LonglinkJSON
+import LonglinkServer
 
 /// `longlink toggles set APP/NAME VALUE` and `longlink toggles list [APP]`: remote feature toggles through the
 /// admin API of a running gateway. Values: `on`/`true`, `off`/`false`, `NN%` (rollout by user-id hash), or text.

@@ -1,4 +1,5 @@
 import LonglinkCore
+import LonglinkServer
 
 /// `longlink version`: the build's version and a summary of the wire protocol it speaks.
 public enum VersionCommand {

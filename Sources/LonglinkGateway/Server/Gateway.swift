@@ -27,7 +27,7 @@ public final class Gateway: Sendable {
     public init(
         configuration: GatewayConfiguration,
         codec: any FrameCodec,
-        store: any StoreAccess,
+        store: StoreAccess,
         broker: any Broker,
         authorizer: any Authorizer,
         logger: Logger = .disabled,

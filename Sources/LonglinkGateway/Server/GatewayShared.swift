@@ -7,7 +7,7 @@ import Synchronization
 final class GatewayShared: Sendable {
     let configuration: GatewayConfiguration
     let codec: any FrameCodec
-    let store: any StoreAccess
+    let store: StoreAccess
     let broker: any Broker
     let authorizer: any Authorizer
     /// Settings and authorizer shared by every peer.
@@ -30,7 +30,7 @@ final class GatewayShared: Sendable {
     init(
         configuration: GatewayConfiguration,
         codec: any FrameCodec,
-        store: any StoreAccess,
+        store: StoreAccess,
         broker: any Broker,
         authorizer: any Authorizer,
         logger: Logger,

@@ -2,7 +2,7 @@ import LonglinkTestSupport
 import Foundation
 import Glibc
 import LonglinkClient
-import LonglinkCommands
+import LonglinkServer
 import LonglinkCore
 import LonglinkGateway
 import LonglinkLoop

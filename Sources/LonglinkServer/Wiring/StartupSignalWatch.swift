@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LonglinkCore
+public import LonglinkCore
 import LonglinkLoop
 import Synchronization
 
@@ -13,20 +13,20 @@ import Synchronization
 /// `sigtimedwait`; on one it logs and exits the process with status 0 (nothing was served, nothing to drain).
 /// `finish()` hands the signals over to the running gateway: one the watch picks up after that is sent to the
 /// process again, for the signalfd. SIGHUP is left pending for the signalfd (a reload once serving).
-final class StartupSignalWatch: Sendable {
+public final class StartupSignalWatch: Sendable {
     private enum Phase { case watching, handedOver, exiting }
 
     private let phase = Mutex(Phase.watching)
     private let logger: Logger
 
     /// Starts watching on a thread of its own.
-    init(logger: Logger) {
+    public init(logger: Logger) {
         self.logger = logger
         Thread { [self] in watch() }.start()
     }
 
     /// Stops watching: signals from now on are the running gateway's (or the caller's, after a failed start).
-    func finish() {
+    public func finish() {
         phase.withLock { if $0 == .watching { $0 = .handedOver } }
     }
 

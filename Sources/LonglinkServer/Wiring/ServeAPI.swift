@@ -23,7 +23,7 @@ enum ServeAPI {
         do {
             try server.start(host: listen.host, port: Int(listen.port))
         } catch {
-            throw CommandFailure("\(ListenFailure(address: "\(listen)", error: error)) (--api-listen)")
+            throw ServerFailure("\(ListenFailure(address: "\(listen)", error: error)) (--api-listen)")
         }
         return server
     }

@@ -1,24 +1,15 @@
 import Foundation
-import LonglinkCore
+public import LonglinkCore
 import LonglinkRedis
 import LonglinkSQLite
-import LonglinkStores
+public import LonglinkStores
 
 /// Turns the `store` toggle into a concrete `OrderStore`: the one place that knows every implementation.
-enum StoreFactory {
-    /// Parses a toggle value, with the accepted forms in the error.
-    static func specification(_ text: String, option: String = "store") throws(CommandLineError) -> StoreSpecification {
-        do {
-            return try StoreSpecification(parsing: text)
-        } catch {
-            throw CommandLineError("--\(option): \(error)")
-        }
-    }
-
+public enum StoreFactory {
     /// Opens the store a specification names. A SQLite file's directory is created when missing. A Redis store
     /// uses `redis` (password, prefix, channels) and `PUBLISH`es each record when `publishes` is true (a Redis
     /// broker runs on the same server).
-    static func open(
+    public static func open(
         _ specification: StoreSpecification,
         catalog: StateMachineCatalog = .builtIn,
         retention: StoreRetention = .standard,
@@ -68,7 +59,7 @@ enum StoreFactory {
     /// without creating its epoch (a database holding no Longlink store is refused naming the address; on a cluster,
     /// every slot's epoch is read and a cluster holding none is refused). `memory`
     /// is never an existing store: callers refuse it first.
-    static func openExisting(
+    public static func openExisting(
         _ specification: StoreSpecification,
         catalog: StateMachineCatalog = .builtIn,
         redis: RedisSettings = RedisSettings()
@@ -96,12 +87,12 @@ enum StoreFactory {
     }
 
     /// Loads the state machines: the JSON file when given, the built-in lines otherwise.
-    static func catalog(file: String?) throws(CommandFailure) -> StateMachineCatalog {
+    public static func catalog(file: String?) throws(ServerFailure) -> StateMachineCatalog {
         guard let file else { return .builtIn }
         do {
             return try StateMachineCatalog.load(jsonFile: file)
         } catch {
-            throw CommandFailure("\(error)", exitCode: 2)
+            throw ServerFailure("\(error)", exitCode: 2)
         }
     }
 }

@@ -1,19 +1,19 @@
 import Foundation
-import LonglinkCore
+public import LonglinkCore
 import LonglinkJSON
 
 /// Writes log records to stderr: readable text on a terminal, JSON lines otherwise (for log shippers).
-struct StderrLogSink: LogSink {
+public struct StderrLogSink: LogSink {
     /// Output format.
-    enum Format: Sendable { case text, json }
+    public enum Format: Sendable { case text, json }
 
     let format: Format
 
-    init(format: Format? = nil) {
+    public init(format: Format? = nil) {
         self.format = format ?? (isatty(2) == 1 ? .text : .json)
     }
 
-    func write(_ record: LogRecord) {
+    public func write(_ record: LogRecord) {
         let time = Self.timestamp()
         var line: String
         switch format {
@@ -46,7 +46,7 @@ struct StderrLogSink: LogSink {
     }
 
     /// `text` as a JSON string literal for a log or output line (`JSONValue.quote`, without the HTML escapes).
-    static func quote(_ text: String) -> String {
+    public static func quote(_ text: String) -> String {
         JSONValue.quoted(text, htmlSafe: false)
     }
 }

@@ -13,25 +13,6 @@ public enum BrokerChoice: Hashable, Sendable, CustomStringConvertible {
     /// `RedisClusterBroker` on this cluster.
     case redisCluster(RedisClusterAddress)
 
-    /// Parses a toggle value.
-    public init(parsing text: String, option: String = "broker") throws(CommandLineError) {
-        if text == "local" {
-            self = .local
-            return
-        }
-        if text.hasPrefix(RedisClusterAddress.scheme) {
-            guard let cluster = RedisClusterAddress(url: text) else {
-                throw CommandLineError("--\(option): expected redis-cluster://HOST:PORT[,HOST:PORT…], got '\(text)'")
-            }
-            self = .redisCluster(cluster)
-            return
-        }
-        guard let address = RedisAddress(url: text) else {
-            throw CommandLineError("--\(option) must be 'local', redis://HOST[:PORT] or redis-cluster://HOST:PORT[,…], got '\(text)'")
-        }
-        self = .redis(address)
-    }
-
     public var description: String {
         switch self {
         case .local: "local"
@@ -68,33 +49,33 @@ public struct RedisSettings: Hashable, Sendable {
 
     /// The password from `--redis-password-file` (first line, trailing whitespace dropped) or else the
     /// `LONGLINK_REDIS_PASSWORD` environment variable; never from a flag, so it does not show in `ps`.
-    static func password(file: String?, environment: [String: String]) throws(CommandFailure) -> String? {
+    public static func password(file: String?, environment: [String: String]) throws(ServerFailure) -> String? {
         if let file, !file.isEmpty {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw CommandFailure("--redis-password-file: cannot read \(file)", exitCode: 2)
+                throw ServerFailure("--redis-password-file: cannot read \(file)", exitCode: 2)
             }
             let password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
                 .trimmingCharacters(in: .whitespaces)
-            guard !password.isEmpty else { throw CommandFailure("--redis-password-file: \(file) is empty", exitCode: 2) }
+            guard !password.isEmpty else { throw ServerFailure("--redis-password-file: \(file) is empty", exitCode: 2) }
             return password
         }
         return environment["LONGLINK_REDIS_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// `--redis-wait-replicas N --redis-wait-timeout T`: acknowledge after `WAIT N T` (N = 0: on the master).
-    static func durability(replicas: Int, timeout: Duration) -> RedisDurability {
+    public static func durability(replicas: Int, timeout: Duration) -> RedisDurability {
         RedisDurability(replicas: replicas, timeout: timeout)
     }
 
     /// `--redis-channel-shards N`: 0 is one channel per route, N > 0 is N sharded channels.
-    static func channels(shards: Int) -> RedisChannelScheme { shards > 0 ? .sharded(shards) : .perRoute }
+    public static func channels(shards: Int) -> RedisChannelScheme { shards > 0 ? .sharded(shards) : .perRoute }
 }
 
 /// Waits for Redis before a node listens: a node without its store or broker must not take clients (load
 /// balancers see it as down until then). Retries with exponential back-off (100 ms doubling to 5 s), logging
 /// each failure; SIGTERM during the wait ends the process.
 enum RedisWait {
-    static func untilReachable(_ address: RedisAddress, password: String?, logger: Logger, attempts: Int = .max) throws(CommandFailure) {
+    static func untilReachable(_ address: RedisAddress, password: String?, logger: Logger, attempts: Int = .max) throws(ServerFailure) {
         var delay: UInt32 = 100_000
         for attempt in 1...max(1, attempts) {
             do {
@@ -104,7 +85,7 @@ enum RedisWait {
                 return
             } catch {
                 if case .server(let message) = error, message.contains("NOAUTH") || message.contains("WRONGPASS") {
-                    throw CommandFailure("Redis at \(address) refused the password: \(message)", exitCode: 2)
+                    throw ServerFailure("Redis at \(address) refused the password: \(message)", exitCode: 2)
                 }
                 logger.warning("Redis at \(address) is unreachable (attempt \(attempt)): \(error); retrying in \(delay / 1000) ms; not listening yet")
                 if attempt == attempts { break }
@@ -112,7 +93,7 @@ enum RedisWait {
                 delay = min(delay * 2, 5_000_000)
             }
         }
-        throw CommandFailure("Redis at \(address) is unreachable", exitCode: 1)
+        throw ServerFailure("Redis at \(address) is unreachable", exitCode: 1)
     }
 }
 
@@ -133,7 +114,7 @@ extension StoreSpecification {
 /// Waits for a Redis Cluster before a node listens, like `RedisWait` for one server: until a seed answers with a
 /// slot map covering every slot.
 enum RedisClusterWait {
-    static func untilReachable(_ address: RedisClusterAddress, password: String?, logger: Logger, attempts: Int = .max) throws(CommandFailure) {
+    static func untilReachable(_ address: RedisClusterAddress, password: String?, logger: Logger, attempts: Int = .max) throws(ServerFailure) {
         var delay: UInt32 = 100_000
         for attempt in 1...max(1, attempts) {
             do throws(RedisError) {
@@ -143,7 +124,7 @@ enum RedisClusterWait {
                 return
             } catch {
                 if case .server(let message) = error, message.contains("NOAUTH") || message.contains("WRONGPASS") {
-                    throw CommandFailure("the Redis Cluster at \(address) refused the password: \(message)", exitCode: 2)
+                    throw ServerFailure("the Redis Cluster at \(address) refused the password: \(message)", exitCode: 2)
                 }
                 logger.warning("the Redis Cluster at \(address) is unreachable (attempt \(attempt)): \(error); retrying in \(delay / 1000) ms; not listening yet")
                 if attempt == attempts { break }
@@ -151,7 +132,7 @@ enum RedisClusterWait {
                 delay = min(delay * 2, 5_000_000)
             }
         }
-        throw CommandFailure("the Redis Cluster at \(address) is unreachable", exitCode: 1)
+        throw ServerFailure("the Redis Cluster at \(address) is unreachable", exitCode: 1)
     }
 }
 
@@ -218,7 +199,7 @@ enum BrokerFactory {
             let deadline = ContinuousClock.now + timeout
             while !cluster.isConnected {
                 guard ContinuousClock.now < deadline else {
-                    throw CommandFailure("the Redis Cluster broker could not connect to every master of \(cluster.configuration.address) within \(timeout)")
+                    throw ServerFailure("the Redis Cluster broker could not connect to every master of \(cluster.configuration.address) within \(timeout)")
                 }
                 usleep(20_000)
             }
@@ -228,7 +209,7 @@ enum BrokerFactory {
         let deadline = ContinuousClock.now + timeout
         while !redis.isConnected {
             guard ContinuousClock.now < deadline else {
-                throw CommandFailure("the Redis broker could not connect to \(redis.configuration.address) within \(timeout)")
+                throw ServerFailure("the Redis broker could not connect to \(redis.configuration.address) within \(timeout)")
             }
             usleep(20_000)
         }
