@@ -48,14 +48,12 @@ public final class ToggleService: Sendable {
     public func read(
         app: String,
         name: String,
-        deferred: Bool = false,
         completion: @escaping @Sendable (Result<(epoch: UInt32, toggle: FeatureToggle?), StoreError>) -> Void
     ) {
         run(
             { (store) throws(StoreError) -> (epoch: UInt32, toggle: FeatureToggle?) in
                 (store.epoch, try store.toggle(app: app, name: name))
             },
-            deferred: deferred,
             completion: completion
         )
     }
@@ -107,14 +105,12 @@ public final class ToggleService: Sendable {
     /// Runs `body` with the store on the writer thread, after everything queued before it.
     private func run<T: Sendable>(
         _ body: @escaping @Sendable (any ToggleStore) throws(StoreError) -> T,
-        deferred: Bool = false,
         completion: @escaping @Sendable (Result<T, StoreError>) -> Void
     ) {
         writer.read(
             { [self] _ throws(StoreError) -> T in
                 try store.withLock { (store) throws(StoreError) -> T in try body(store) }
             },
-            deferred: deferred,
             completion: completion
         )
     }
