@@ -7,6 +7,7 @@ import LonglinkStores
 import LonglinkGateway
 import LonglinkCore
 import LonglinkServer
+import LonglinkOperations
 
 /// `longlink serve`: the gateway. It turns the options into configurations and calls LonglinkServer's
 /// `RunningGateway`, the composition that builds the concrete store, broker and presence and wires them; then it

@@ -1,14 +1,14 @@
-import LonglinkCore
+public import LonglinkCore
 import LonglinkRedis
 import LonglinkSQLite
-import LonglinkStores
+public import LonglinkStores
 
 /// The `ToggleStore` beside each kind of order store: the same backend (memory, the same SQLite file, the same
 /// Redis or Redis Cluster under the same key prefix), on a connection of its own.
 extension StoreFactory {
     /// Opens the toggle store of the store a specification names. Open it after the order store (a SQLite file's
     /// directory is created by `open`).
-    static func openToggles(_ specification: StoreSpecification, redis: RedisSettings = RedisSettings()) throws(StoreError)
+    public static func openToggles(_ specification: StoreSpecification, redis: RedisSettings = RedisSettings()) throws(StoreError)
         -> any ToggleStore
     {
         switch specification {
@@ -30,7 +30,7 @@ extension StoreFactory {
 
     /// Opens the toggles of an existing store to read from (`longlink migrate`'s source), creating nothing; call
     /// it after `openExisting` accepted the store.
-    static func openExistingToggles(_ specification: StoreSpecification, redis: RedisSettings = RedisSettings()) throws(StoreError)
+    public static func openExistingToggles(_ specification: StoreSpecification, redis: RedisSettings = RedisSettings()) throws(StoreError)
         -> any ToggleStore
     {
         switch specification {
