@@ -279,6 +279,7 @@ let package = Package(
             dependencies: [
                 "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport", "LonglinkCommands",
                 "LonglinkGateway", "LonglinkStores",
+                "LonglinkOpenSSL",  // wss in the transport contract
             ],
             exclude: ["Scripts"],
             swiftSettings: swiftSettings
