@@ -31,4 +31,13 @@ struct TLSTransportContractTests {
     func contract(_ check: TransportContractCheck) throws {
         try check.run(.tls(try TestCertificates.shared()))
     }
+
+    @Test(
+        "the refused-handshake check fails on a transport that hides errors",
+        arguments: TransportContract.faultCases(refusing: true).suffix(1)
+    )
+    func catchesItsFault(_ check: TransportContractCheck, _ fault: TransportFault) throws {
+        let broken = try TransportContractFactory.tls(try TestCertificates.shared()).broken(by: fault)
+        withKnownIssue("a TLSTransport that \(fault) must fail this check") { try check.run(broken) }
+    }
 }

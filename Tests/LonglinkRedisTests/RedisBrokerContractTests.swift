@@ -35,4 +35,12 @@ struct RedisBrokerContractTests {
         defer { server.stop() }
         try check.run(.redis(server, channels: .sharded(4)))
     }
+
+    @Test("each networked check fails on brokers with the fault it is there to catch", arguments: BrokerContract.networkedFaultCases)
+    func catchesItsFault(_ check: BrokerContractCheck, _ fault: BrokerFault) throws {
+        let server = try RedisServer()
+        defer { server.stop() }
+        let broken = BrokerContractFactory.redis(server, channels: .perRoute).broken(by: fault)
+        withKnownIssue("a RedisBroker that \(fault) must fail this check") { try check.run(broken) }
+    }
 }
