@@ -301,6 +301,7 @@ let package = Package(
             dependencies: [
                 "LonglinkWebSocket", "LonglinkLoop", "LonglinkCore", "LonglinkProtobuf", "LonglinkTestSupport",
                 "LonglinkGateway", "LonglinkStores", "LonglinkServer", "LonglinkOperations",
+                "LonglinkOpenSSL",  // wss in the transport contract
             ],
             exclude: ["Scripts"],
             swiftSettings: swiftSettings

@@ -58,16 +58,6 @@ final class ServerProcess {
     }
 }
 
-/// Polls `condition` every 20 ms (sleeping, never blocking a thread) until it holds or `timeout` passes.
-func waitFor(timeout: Duration, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 func run(_ arguments: [String]) async -> (Int32, CommandIO) {
     let io = CommandIO.capturing()
     let code = await LonglinkCLI.main(arguments: arguments, environment: [:], io: io)
@@ -105,7 +95,7 @@ struct CommandLineEndToEndTests {
             arguments: ["subscribe", "order://taxi/42", "--server", address, "--count", "3", "--json", "--duration", "120s", "--token", rider],
             environment: [:], io: subscribeIO
         )
-        let active = await waitFor(timeout: .seconds(60)) { subscribeIO.capturedErr.contains("subscribed to order://taxi/42") }
+        let active = await eventually(timeout: .seconds(60)) { subscribeIO.capturedErr.contains("subscribed to order://taxi/42") }
         try #require(active, "the rider's subscription never became active: \(subscribeIO.capturedErr)")
         let (denied, deniedIO) = await run([
             "subscribe", "order://taxi/43", "--server", address, "--count", "1", "--duration", "1s", "--token", rider,

@@ -1,5 +1,6 @@
 import Foundation
 import LonglinkCommands
+import LonglinkTestSupport
 import Testing
 
 /// `longlink subscribe 'order://taxi/*'` (the Swift client library underneath) against a real gateway process with
@@ -34,7 +35,7 @@ struct LineWideCommandTests {
         #expect(denied != 0)
         #expect(deniedIO.capturedErr.contains("permission_denied(403)"), "\(deniedIO.capturedErr)")
         // A line-wide subscription is live-only: publish once the console says its subscription is active.
-        let active = await waitFor(timeout: .seconds(60)) { followIO.capturedErr.contains("subscribed to order://taxi/* (live only)") }
+        let active = await eventually(timeout: .seconds(60)) { followIO.capturedErr.contains("subscribed to order://taxi/* (live only)") }
         try #require(active, "the console's subscription never became active: \(followIO.capturedErr)")
         for (order, line, state) in [("61", "taxi", "created"), ("62", "taxi", "created"), ("71", "express", "created"), ("61", "taxi", "dispatching"), ("62", "taxi", "dispatching")] {
             let (code, io) = await run(["publish", "--order", order, "--line", line, "--state", state, "--server", address, "--token", publisher])

@@ -132,4 +132,9 @@ final class FailingBroker: Broker {
 struct LocalBrokerContractTests {
     @Test("keeps the Broker contract", arguments: BrokerContract.checks)
     func contract(_ check: BrokerContractCheck) throws { try check.run(.local) }
+
+    @Test("each check fails on a broker with the fault it is there to catch", arguments: BrokerContract.faultCases)
+    func catchesItsFault(_ check: BrokerContractCheck, _ fault: BrokerFault) {
+        withKnownIssue("a LocalBroker that \(fault) must fail this check") { try check.run(BrokerContractFactory.local.broken(by: fault)) }
+    }
 }

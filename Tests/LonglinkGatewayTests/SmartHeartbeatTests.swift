@@ -9,16 +9,6 @@ import Testing
 /// connection idle for more than 3.75 s without telling either side (as a NAT does).
 @Suite("Smart heartbeat")
 struct SmartHeartbeatTests {
-    /// Waits (bounded) until `condition` holds; polls every 50 ms.
-    func eventually(timeout: Duration, _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return condition()
-    }
-
     @Test(
         "the client learns an interval just below the NAT's idle limit and stays connected with it",
         .timeLimit(.minutes(2)), arguments: SelectorBackend.allCases

@@ -84,7 +84,7 @@ struct LoopbackCaptureTests {
             "/usr/bin/tcpdump", ["-i", "lo", "-U", "-n", "-s", "0", "-w", file, "tcp port \(port)"], standardError: log)
         defer { tcpdump.kill() }
         // tcpdump says "listening on lo" once the capture is armed.
-        let armed = await eventually {
+        let armed = await eventually(timeout: .seconds(15)) {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listening on") || !tcpdump.isRunning
         }
         guard armed, tcpdump.isRunning else { return nil }
@@ -93,15 +93,15 @@ struct LoopbackCaptureTests {
         #expect(created.code == 0, "\(created.err)")
         let subscriber = Task { await runCLI(["subscribe", "order://taxi/inspect-1", "--server", server, "--count", "2", "--duration", "20s"]) }
         // The subscription is active once its `subscribed` frame is in the capture.
-        #expect(await eventually { Self.kinds(in: file, port: port).contains("server subscribed") })
+        #expect(await eventually(timeout: .seconds(15)) { Self.kinds(in: file, port: port).contains("server subscribed") })
         let dispatching = await runCLI(["publish", "--server", server, "--order", "inspect-1", "--line", "taxi", "--state", "dispatching"])
         #expect(dispatching.code == 0, "\(dispatching.err)")
         let subscribed = await subscriber.value
         #expect(subscribed.code == 0, "\(subscribed.err)")
         // Wait until the three connections' closing packets are captured, then stop tcpdump by its PID.
-        #expect(await eventually { Self.closedConnections(in: file, port: port) == 3 })
+        #expect(await eventually(timeout: .seconds(15)) { Self.closedConnections(in: file, port: port) == 3 })
         tcpdump.signal(SIGINT)
-        #expect(await eventually { !tcpdump.isRunning })
+        #expect(await eventually(timeout: .seconds(15)) { !tcpdump.isRunning })
         print("inspect pcap test: recorded \(file) with tcpdump (pid \(tcpdump.pid)), gateway port \(port)")
         return (file, port)
     }
@@ -118,15 +118,5 @@ struct LoopbackCaptureTests {
     static func closedConnections(in file: String, port: Int) -> Int {
         analysis(of: file, port: port)?.connections.filter { $0.ending == "FIN" }.count ?? 0
     }
-}
-
-/// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(15), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
 }
 

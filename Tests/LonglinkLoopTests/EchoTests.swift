@@ -1,6 +1,7 @@
 import Glibc
 import LonglinkCore
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 /// Server side of the echo test: reads with a budget, queues what it read, writes, and asks for `.write` only
@@ -143,7 +144,7 @@ struct EchoTests {
                 stats.update { $0.serverRegistrations = max($0.serverRegistrations, count) }
             }
         }
-        #expect(waitUntil { port.value != 0 })
+        #expect(eventually { port.value != 0 })
         let address = try SocketAddress(ipAddress: "127.0.0.1", port: port.value)
 
         // Loop 1: all clients at once, each with its own payload (some longer than one read).
@@ -156,13 +157,13 @@ struct EchoTests {
             }
         }
 
-        #expect(waitUntil(seconds: 60) { stats.value.clientsDone + stats.value.clientsFailed == connections })
+        #expect(eventually(timeout: .seconds(60)) { stats.value.clientsDone + stats.value.clientsFailed == connections })
         let final = stats.value
         #expect(final.clientsDone == connections)
         #expect(final.clientsFailed == 0)
         #expect(final.accepted == connections)
         #expect(final.serverErrors == 0)
-        #expect(waitUntil { stats.value.serverClosed == connections })
+        #expect(eventually { stats.value.serverClosed == connections })
         #expect(final.serverRegistrations > 1)
     }
 }

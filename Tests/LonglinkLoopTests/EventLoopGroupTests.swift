@@ -1,5 +1,6 @@
 import Glibc
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 @Suite("EventLoopGroup")
@@ -14,7 +15,7 @@ struct EventLoopGroupTests {
                 threads.update { $0[context.eventLoop.id] = pthread_self() }
             }
         }
-        #expect(waitUntil { threads.value.count == 3 })
+        #expect(eventually { threads.value.count == 3 })
         #expect(Set(threads.value.values).count == 3)
         #expect(!threads.value.values.contains(pthread_self()))
         #expect(group.loops.map(\.id) == [0, 1, 2])
@@ -37,7 +38,7 @@ struct EventLoopGroupTests {
         }
         defer { group.shutdownGracefully() }
         group.loops[1].execute { _ in order.update { $0.append("job 1") } }
-        #expect(waitUntil { order.value.count == 3 })
+        #expect(eventually { order.value.count == 3 })
         let entries = order.value
         #expect(entries.firstIndex(of: "setup 1")! < entries.firstIndex(of: "job 1")!)
         #expect(EventLoopGroup.coreCount >= 1)

@@ -1,5 +1,6 @@
 import Glibc
 import LonglinkLoop
+import LonglinkTestSupport
 import Synchronization
 import Testing
 
@@ -28,7 +29,7 @@ struct EventLoopTests {
         }
         for poster in posters { pthread_join(poster, nil) }
 
-        #expect(waitUntil { counts.value.reduce(0, +) == threads * jobsPerThread })
+        #expect(eventually { counts.value.reduce(0, +) == threads * jobsPerThread })
         #expect(counts.value.allSatisfy { $0 == 1 })
         #expect(offLoop.value == 0)
         #expect(loop.wakeupCount <= threads * jobsPerThread)
@@ -46,9 +47,9 @@ struct EventLoopTests {
         // Occupy the loop inside a job: the inbox was just drained, so no wake-up is pending.
         loop.execute { _ in
             busy.update { $0 = true }
-            _ = waitUntil { release.value }
+            _ = eventually { release.value }
         }
-        #expect(waitUntil { busy.value })
+        #expect(eventually { busy.value })
         let before = loop.wakeupCount
 
         let posters = (0..<4).map { _ in
@@ -60,7 +61,7 @@ struct EventLoopTests {
         #expect(loop.wakeupCount == before + 1)  // 2,000 jobs, one eventfd write
         release.update { $0 = true }
 
-        #expect(waitUntil { ran.value == 2_000 })
+        #expect(eventually { ran.value == 2_000 })
     }
 
     @Test("a job the loop posts to itself writes no eventfd, and a chain of such jobs never stalls the loop", arguments: SelectorBackend.allCases)
@@ -71,7 +72,7 @@ struct EventLoopTests {
         let ran = Shared(0)
         let started = Shared(false)
         loop.execute { _ in started.update { $0 = true } }
-        #expect(waitUntil { started.value })
+        #expect(eventually { started.value })
         // Give the loop time to go to sleep in epoll_wait: every wake-up from here on is counted.
         usleep(20_000)
         let before = loop.wakeupCount
@@ -84,7 +85,7 @@ struct EventLoopTests {
             context.eventLoop.execute { context in chain(left - 1, context) }
         }
         loop.execute { context in chain(999, context) }
-        #expect(waitUntil { ran.value == 1_000 })
+        #expect(eventually { ran.value == 1_000 })
         #expect(loop.wakeupCount == before + 1)
     }
 
@@ -104,7 +105,7 @@ struct EventLoopTests {
             cancelResult.update { $0 = cancelled }
         }
 
-        #expect(waitUntil { fired.value.count == 5 })
+        #expect(eventually { fired.value.count == 5 })
         #expect(fired.value == [0, 10, 20, 30, 50])
         #expect(cancelResult.value == true)
     }
@@ -131,7 +132,7 @@ struct EventLoopTests {
             }
         }
 
-        #expect(waitUntil { done.value != nil })
+        #expect(eventually { done.value != nil })
         #expect(ticks.value == 5)
         #expect(done.value?.0 == true)
         #expect(done.value?.1 == 0)
@@ -202,7 +203,7 @@ struct EventLoopTests {
             }
         }
 
-        #expect(waitUntil { result.value != nil })
+        #expect(eventually { result.value != nil })
         let outcome = try #require(result.value)
         #expect(outcome.0 == 1)  // only the first handler ran
         #expect(outcome.1 == 0)  // the new registration never saw the old event
@@ -251,7 +252,7 @@ struct EventLoopTests {
             }
         }
 
-        #expect(waitUntil { seen.value.count == 2 })
+        #expect(eventually { seen.value.count == 2 })
         #expect(seen.value.first == .write)
         #expect(seen.value.last?.contains(.read) == true)
         #expect(interests.value == [.read, nil])

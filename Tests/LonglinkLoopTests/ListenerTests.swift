@@ -1,5 +1,6 @@
 import Glibc
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 @Suite("Listener and PlainTransport")
@@ -24,13 +25,13 @@ struct ListenerTests {
             }
             port.update { $0 = listener!.port }
         }
-        #expect(waitUntil { port.value != 0 })
+        #expect(eventually { port.value != 0 })
         let address = try SocketAddress(ipAddress: "127.0.0.1", port: port.value)
         var clients: [CInt] = []
         for _ in 0..<50 { clients.append(try Socket.connect(to: address).fd) }
         defer { for fd in clients { close(fd) } }
 
-        #expect(waitUntil { closed.value })
+        #expect(eventually { closed.value })
         #expect(accepted.value == 50)
     }
 
@@ -65,7 +66,7 @@ struct ListenerTests {
             }
         }
 
-        #expect(waitUntil { outcome.value != nil })
+        #expect(eventually { outcome.value != nil })
         #expect(outcome.value?.kind == .io)
         #expect(outcome.value?.underlying?.errno == ECONNREFUSED)
         #expect(outcome.value?.description.contains("connect") == true)

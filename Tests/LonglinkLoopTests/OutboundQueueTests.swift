@@ -1,6 +1,7 @@
 import Glibc
 import LonglinkCore
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 /// Loop-side sender for the slow-peer test: flushes before sleeping (Redis's beforeSleep), asks for `.write` only
@@ -122,7 +123,7 @@ struct OutboundQueueTests {
         }
 
         // Start reading only once the sender has filled the small buffers and is waiting for EPOLLOUT.
-        #expect(waitUntil { log.value.writeInterestAdded >= 1 })
+        #expect(eventually { log.value.writeInterestAdded >= 1 })
         try Socket.setNonBlocking(client, false)
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -137,7 +138,7 @@ struct OutboundQueueTests {
 
         #expect(received.count == expected.count)
         #expect(received == expected)
-        #expect(waitUntil { log.value.finalInterest != nil })
+        #expect(eventually { log.value.finalInterest != nil })
         let final = log.value
         #expect(final.error == nil)
         #expect(final.drained)

@@ -1,6 +1,7 @@
 import Glibc
 import LonglinkCore
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 /// The selector seam's contract, run against every backend (epoll and poll) through the loop's public API: what a
@@ -38,7 +39,7 @@ struct SelectorContractTests {
 
         var byte: UInt8 = 7
         #expect(Glibc.write(client, &byte, 1) == 1)
-        #expect(waitUntil { read.value == 1 })
+        #expect(eventually { read.value == 1 })
         usleep(30_000)
         #expect(events.value.count == 3)  // read once consumed: no more events
         #expect(events.value.allSatisfy { $0 == .read })
@@ -60,7 +61,7 @@ struct SelectorContractTests {
                 try! context.reregister(slot.id!, interest: .read)  // keep only read: nothing more to report
             }
         }
-        #expect(waitUntil { !events.value.isEmpty })
+        #expect(eventually { !events.value.isEmpty })
         usleep(30_000)
         #expect(events.value == [.write])
     }
@@ -82,7 +83,7 @@ struct SelectorContractTests {
             try! context.reregister(id, interest: .none)
             registered.update { $0 = id }
         }
-        #expect(waitUntil { registered.value != nil })
+        #expect(eventually { registered.value != nil })
         var byte: UInt8 = 1
         #expect(Glibc.write(client, &byte, 1) == 1)
         usleep(30_000)
@@ -90,7 +91,7 @@ struct SelectorContractTests {
 
         let id = try #require(registered.value)
         loop.execute { context in try! context.reregister(id, interest: .read) }
-        #expect(waitUntil { !events.value.isEmpty })
+        #expect(eventually { !events.value.isEmpty })
         #expect(events.value.first == .read)
 
         loop.execute { context in
@@ -98,7 +99,7 @@ struct SelectorContractTests {
             events.update { $0.removeAll() }
             counts.update { $0 = [context.registrationCount, context.interest(of: id) == nil ? 0 : 1] }
         }
-        #expect(waitUntil { !counts.value.isEmpty })
+        #expect(eventually { !counts.value.isEmpty })
         usleep(30_000)
         #expect(events.value.isEmpty)  // the unread byte no longer reaches anyone
         #expect(counts.value == [0, 0])
@@ -126,7 +127,7 @@ struct SelectorContractTests {
         var bytes: [UInt8] = [1, 2, 3]
         #expect(Glibc.write(client, &bytes, 3) == 3)
         Socket.close(client)
-        #expect(waitUntil { reads.value.last == 0 })
+        #expect(eventually { reads.value.last == 0 })
         #expect(reads.value.reduce(0, +) == 3)
     }
 
@@ -147,12 +148,12 @@ struct SelectorContractTests {
                 }
                 registered.update { $0 = true }
             }
-            #expect(waitUntil { registered.value })
+            #expect(eventually { registered.value })
             // SO_LINGER with a zero timeout: close sends RST instead of FIN.
             var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
             _ = setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
             Socket.close(client)
-            #expect(waitUntil { !events.value.isEmpty })
+            #expect(eventually { !events.value.isEmpty })
             let event = try #require(events.value.first)
             #expect(!event.isDisjoint(with: [.reset, .error]), "\(backend): \(event)")
             #expect(event.contains(.read) == (interest == .read), "\(backend): \(event)")
@@ -175,11 +176,11 @@ struct SelectorContractTests {
             }
             registered.update { $0 = true }
         }
-        #expect(waitUntil { registered.value })
+        #expect(eventually { registered.value })
         // Our side stops sending, the peer closes in order (FIN, no RST): both directions are shut, nothing failed.
         try Socket.shutdownWrite(server)
         Socket.close(client)
-        #expect(waitUntil { !events.value.isEmpty })
+        #expect(eventually { !events.value.isEmpty })
         let event = try #require(events.value.first)
         #expect(event.contains(.reset), "\(backend): \(event)")
         #expect(!event.contains(.error), "\(backend): \(event)")
@@ -192,14 +193,14 @@ struct SelectorContractTests {
         let loop = group.loops[0]
         let ran = Shared(0)
         loop.execute { _ in ran.update { $0 += 1 } }
-        #expect(waitUntil { ran.value == 1 })
+        #expect(eventually { ran.value == 1 })
 
         for round in 2...21 {
             usleep(2_000)  // let the loop go back to sleep with nothing to do (no timers, no ready fd)
             let before = loop.wakeupCount
             let poster = spawnThread { loop.execute { _ in ran.update { $0 += 1 } } }
             pthread_join(poster, nil)
-            #expect(waitUntil { ran.value == round }, "\(backend): round \(round)")
+            #expect(eventually { ran.value == round }, "\(backend): round \(round)")
             #expect(loop.wakeupCount == before + 1)
         }
     }
@@ -220,7 +221,7 @@ struct SelectorContractTests {
                 if ticks.value.count == 5 { context.cancel(timer!) }
             }
         }
-        #expect(waitUntil { oneShot.value != nil && ticks.value.count == 5 })
+        #expect(eventually { oneShot.value != nil && ticks.value.count == 5 })
         #expect(try #require(oneShot.value) >= 40_000_000)
         for (index, elapsed) in ticks.value.enumerated() {
             #expect(elapsed >= UInt64(index + 1) * 5_000_000, "\(backend): tick \(index) after \(elapsed) ns")

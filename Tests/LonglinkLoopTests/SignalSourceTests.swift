@@ -1,5 +1,6 @@
 import Glibc
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 @Suite("SignalSource")
@@ -22,7 +23,7 @@ struct SignalSourceTests {
             raise(SIGHUP)
         }
 
-        #expect(waitUntil { received.value.count == 1 })
+        #expect(eventually { received.value.count == 1 })
         #expect(received.value == [.hangup])
         #expect(UnixSignal.hangup.description == "SIGHUP")
         #expect(UnixSignal.lifecycle.contains(.terminate))

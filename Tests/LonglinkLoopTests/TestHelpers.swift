@@ -4,17 +4,6 @@ import LonglinkLoop
 import LonglinkTestSupport
 import Synchronization
 
-/// Polls `condition` every millisecond for up to `seconds`; returns whether it became true. Bounds every wait so a
-/// bug fails the test instead of hanging it.
-func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
-    while !condition() {
-        if MonotonicClock.nanoseconds() > deadline { return false }
-        usleep(1000)
-    }
-    return true
-}
-
 /// A value shared between the test thread and loop threads.
 final class Shared<Value: Sendable>: Sendable {
     private let storage: Mutex<Value>

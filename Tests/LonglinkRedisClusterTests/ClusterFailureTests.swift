@@ -30,11 +30,11 @@ struct ClusterFailureTests {
         let inShard = { (slot: Int) in shard.slots.contains { $0.contains(slot) } }
         let (id, other) = (orderID("w", where: inShard), orderID("e", where: inShard))
         let route = Route.order(.taxi, OrderID(id)!)
-        #expect(eventuallyTrue { broker.isConnected })
+        #expect(eventually { broker.isConnected })
         try broker.subscribe([route])
         #expect(BrokerContract.subscribed(broker, [route]))
         _ = try applyRetrying(store, OrderFixtures.change(id, BuiltInLines.created, key: "w-1"))
-        #expect(eventuallyTrue { received.records(of: route).count == 1 })
+        #expect(eventually { received.records(of: route).count == 1 })
         let dispatch = OrderFixtures.change(id, BuiltInLines.dispatching, key: "w-2")
         cluster.pause(try #require(shard.replicas.first))
         let refused = OrderFixtures.storeError { () throws(StoreError) in try store.apply(dispatch) }
@@ -52,7 +52,7 @@ struct ClusterFailureTests {
         cluster.resume(shard.replicas[0])
         let retried = try applyRetrying(store, dispatch)  // a busy machine may need a moment after the thaw
         #expect(retried.deduplicated && retried.record.position.offset == 2)
-        #expect(eventuallyTrue { received.records(of: route).map(\.position.offset) == [1, 2] })
+        #expect(eventually { received.records(of: route).map(\.position.offset) == [1, 2] })
         #expect(try applyRetrying(store, OrderFixtures.change(id, BuiltInLines.driverAssigned, fields: OrderFields(driverID: "d", etaSeconds: 60), key: "w-3")).record.position.offset == 3)
     }
 
@@ -89,9 +89,9 @@ struct ClusterFailureTests {
         usleep(400_000)
         cluster.kill9(victim.master)
         cluster.resume(replica)
-        #expect(eventuallyTrue(timeout: .seconds(20)) { publishers[0].retryableFailures.load(ordering: .relaxed) > 0 })
+        #expect(eventually(timeout: .seconds(20)) { publishers[0].retryableFailures.load(ordering: .relaxed) > 0 })
         // The replica takes over the victim's slots.
-        #expect(eventuallyTrue(timeout: .seconds(30)) { (try? cluster.shards().first { $0.slots == victim.slots }?.master) == replica })
+        #expect(eventually(timeout: .seconds(30)) { (try? cluster.shards().first { $0.slots == victim.slots }?.master) == replica })
         // With one replica per master, WAIT 1 cannot succeed on the promoted master until a replica is back: the
         // killed node is restarted (empty) and rejoins as the new master's replica. Until then writes to that shard
         // fail retryably and the publisher keeps retrying with the same idempotency keys.

@@ -129,7 +129,7 @@ final class RetryingPublisher: Sendable {
 
     /// Waits (bounded) until every change was handled.
     func waitUntilFinished(timeout: Duration = .seconds(75)) -> Bool {
-        eventuallyTrue(timeout: timeout) { self.finished.load(ordering: .acquiring) }
+        eventually(timeout: timeout) { self.finished.load(ordering: .acquiring) }
     }
 }
 

@@ -5,15 +5,25 @@ import LonglinkTestSupport
 import Testing
 
 extension BrokerContractFactory {
-    /// Two `RedisClusterBroker`s on a cluster.
+    /// `RedisClusterBroker` nodes on a cluster, under a key prefix of their own (so that a shared cluster's other
+    /// tests do not reach their line-wide subscriptions); `dropConnections` kills the subscribed connections on every
+    /// node with `CLIENT KILL TYPE pubsub` (only on a cluster of the test's own: it cuts every broker's).
     static func redisCluster(_ cluster: RedisCluster, seeds: String? = nil) -> BrokerContractFactory {
         let address = RedisClusterAddress(url: seeds ?? cluster.url)!
-        return BrokerContractFactory(name: "redis-cluster", networked: true) {
-            (
-                try RedisClusterBroker(configuration: .init(address: address)),
-                try RedisClusterBroker(configuration: .init(address: address))
-            )
+        let prefix = "contract-\(UUID().uuidString.prefix(8))"
+        let node: @Sendable () throws -> any Broker = {
+            try RedisClusterBroker(configuration: .init(address: address, prefix: prefix))
         }
+        let ports = cluster.ports
+        return BrokerContractFactory(
+            name: "redis-cluster",
+            networked: true,
+            node: node,
+            dropConnections: {
+                for port in ports { _ = try RESPTestClient(port: port).command(["CLIENT", "KILL", "TYPE", "pubsub"]) }
+            },
+            make: { (try node(), try node()) }
+        )
     }
 }
 
@@ -22,6 +32,13 @@ struct RedisClusterBrokerTests {
     @Test("keeps the Broker contract", arguments: BrokerContract.checks)
     func contract(_ check: BrokerContractCheck) throws {
         try check.run(.redisCluster(try RedisCluster.shared(), seeds: try RedisCluster.shared().singleSeedURL))
+    }
+
+    @Test("keeps the networked Broker contract, on a cluster of its own", arguments: BrokerContract.networkedChecks)
+    func networkedContract(_ check: BrokerContractCheck) throws {
+        let cluster = try RedisCluster(replicasPerMaster: 0)
+        defer { cluster.stop() }
+        try check.run(.redisCluster(cluster))
     }
 
     @Test("records go out with SPUBLISH on the slot's shard and reach only the shard's subscribers")
@@ -34,13 +51,13 @@ struct RedisClusterBrokerTests {
         defer { subscriber.shutdown() }
         let store = try RedisOrderStore(cluster: address, prefix: "sharded")
         defer { store.shutdown() }
-        #expect(eventuallyTrue { subscriber.isConnected })
+        #expect(eventually { subscriber.isConnected })
         let ids = (0..<12).map { "s\($0)-\(UUID().uuidString.prefix(6))" }
         let routes = ids.map { Route.order(.taxi, OrderID($0)!) }
         try subscriber.subscribe(routes)
         #expect(BrokerContract.subscribed(subscriber, routes))
         for id in ids { _ = try store.apply(OrderFixtures.change(id, BuiltInLines.created)) }
-        #expect(eventuallyTrue { routes.allSatisfy { received.records(of: $0).count == 1 } })
+        #expect(eventually { routes.allSatisfy { received.records(of: $0).count == 1 } })
         // Each record went to the master of its order's slot with SPUBLISH (none with the broadcast PUBLISH), and
         // the subscriber holds each channel on that master only.
         for (id, route) in zip(ids, routes) {
@@ -55,14 +72,4 @@ struct RedisClusterBrokerTests {
         }
         #expect(subscriber.activeChannelCount == routes.count)
     }
-}
-
-/// Polls until `condition` holds (10 s at most).
-func eventuallyTrue(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
 }

@@ -163,13 +163,3 @@ final class TestLoop: Sendable {
 
     func stop() { loop.stop() }
 }
-
-/// Polls `condition` for up to `timeout`.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
-}

@@ -103,16 +103,6 @@ final class BackgroundPublisher: Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
-}
-
 /// A blocking raw client (frames over a plain socket) for following one route across nodes.
 typealias RawClient = FramePeer
 

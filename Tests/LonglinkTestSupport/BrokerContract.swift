@@ -12,10 +12,23 @@ public struct BrokerContractFactory: Sendable {
     public var make: @Sendable () throws -> (publisher: any Broker, subscriber: any Broker)
     /// Whether the two are separate nodes (records cross a network).
     public var networked: Bool
+    /// One more node on the same backend, for the checks with several subscribing nodes (networked brokers).
+    public var node: (@Sendable () throws -> any Broker)?
+    /// Cuts the brokers' subscriber connections at the backend (`CLIENT KILL TYPE pubsub`), for the reconnect check
+    /// (networked brokers).
+    public var dropConnections: (@Sendable () throws -> Void)?
 
-    public init(name: String, networked: Bool, make: @escaping @Sendable () throws -> (publisher: any Broker, subscriber: any Broker)) {
+    public init(
+        name: String,
+        networked: Bool,
+        node: (@Sendable () throws -> any Broker)? = nil,
+        dropConnections: (@Sendable () throws -> Void)? = nil,
+        make: @escaping @Sendable () throws -> (publisher: any Broker, subscriber: any Broker)
+    ) {
         self.name = name
         self.networked = networked
+        self.node = node
+        self.dropConnections = dropConnections
         self.make = make
     }
 
@@ -54,13 +67,17 @@ public enum BrokerContract {
         BrokerContractCheck("only subscribed routes are delivered, and nothing after unsubscribe", run: onlySubscribed),
         BrokerContractCheck("subscriptions are counted per route", run: counted),
         BrokerContractCheck("whenSubscribed runs for new and held routes", run: whenSubscribed),
+        BrokerContractCheck("records of several routes published interleaved keep each route's order", run: interleaved),
+        BrokerContractCheck("a route subscribed again after an unsubscribe is delivered again", run: resubscribed),
+        BrokerContractCheck("a line-wide route gets every order of its line, nothing of other lines, nothing after unsubscribe", run: lineWide),
+        BrokerContractCheck("a node holding an order's route and its line-wide route gets each record once", run: routeAndLineOnce),
     ]
 
-    /// A record of taxi order `id` at `offset`.
-    public static func record(_ id: String, _ offset: UInt64) -> OrderChangeRecord {
+    /// A record of order `id` of `line` (taxi by default) at `offset`.
+    public static func record(_ id: String, _ offset: UInt64, line: BusinessLine = .taxi) -> OrderChangeRecord {
         OrderChangeRecord(
             orderID: OrderID(id)!,
-            line: .taxi,
+            line: line,
             fromState: offset == 1 ? nil : "created",
             toState: offset == 1 ? "created" : "dispatching",
             fields: OrderFields(driverID: "d-\(offset)", payload: [UInt8(truncatingIfNeeded: offset)]),
@@ -153,6 +170,108 @@ public enum BrokerContract {
         }
     }
 
+    /// Five routes, 20 records each, published round-robin in singles and in mixed batches.
+    public static func interleaved(_ factory: BrokerContractFactory) throws {
+        try withNodes(factory) { publisher, subscriber, received, _ in
+            let tag = UUID().uuidString.prefix(8)
+            let ids = (0..<5).map { "i\(tag)-\($0)" }
+            let routes = ids.map { route($0) }
+            try subscriber.subscribe(routes)
+            try #require(subscribed(subscriber, routes))
+            let rounds = (1...20).map { offset in ids.map { record($0, UInt64(offset)) } }
+            for round in rounds.prefix(8) {
+                for record in round { try publisher.publish(record) }
+            }
+            try publisher.publish(contentsOf: rounds[8..<14].flatMap { $0 })
+            for round in rounds[14...] { try publisher.publish(contentsOf: round) }
+            eventually("every record of the five routes arrived", timeout: .seconds(20)) {
+                routes.allSatisfy { received.records(of: $0).count >= 20 }
+            }
+            settle(factory)
+            for (id, route) in zip(ids, routes) {
+                #expect(received.records(of: route).map(\.position.offset) == Array(1...20), "\(id)")
+                #expect(received.records(of: route) == rounds.map { $0[ids.firstIndex(of: id)!] }, "\(id)")
+            }
+        }
+    }
+
+    /// Subscribe, unsubscribe, subscribe again: the first and the last record arrive, the middle one not.
+    public static func resubscribed(_ factory: BrokerContractFactory) throws {
+        try withNodes(factory) { publisher, subscriber, received, _ in
+            let tag = UUID().uuidString.prefix(8)
+            let route = route("r\(tag)")
+            try subscriber.subscribe([route])
+            try #require(subscribed(subscriber, [route]))
+            try publisher.publish(record("r\(tag)", 1))
+            eventually("the first record arrived") { received.records(of: route).count == 1 }
+            try subscriber.unsubscribe([route])
+            let marker = Self.route("rm\(tag)")
+            try subscriber.subscribe([marker])
+            try #require(subscribed(subscriber, [marker]))
+            try publisher.publish(record("r\(tag)", 2))
+            try publisher.publish(record("rm\(tag)", 1))
+            eventually("the marker arrived") { received.records(of: marker).count == 1 }
+            try subscriber.subscribe([route])
+            try #require(subscribed(subscriber, [route]))
+            try publisher.publish(record("r\(tag)", 3))
+            eventually("the record after the new subscribe arrived") { received.records(of: route).count >= 2 }
+            settle(factory)
+            #expect(received.records(of: route).map(\.position.offset) == [1, 3])
+        }
+    }
+
+    /// `order://taxi/*` gets the records of two taxi orders, in order, and none of an express order; after its
+    /// unsubscribe, nothing more.
+    public static func lineWide(_ factory: BrokerContractFactory) throws {
+        try withNodes(factory) { publisher, subscriber, received, _ in
+            let tag = UUID().uuidString.prefix(8)
+            let line = Route.lineWide(.order, BusinessLine.taxi.name)
+            let (a, b) = (route("la\(tag)"), route("lb\(tag)"))
+            let other = Route.order(.express, OrderID("lx\(tag)")!)
+            try subscriber.subscribe([line])
+            try #require(subscribed(subscriber, [line]))
+            let records = (1...10).flatMap { [record("la\(tag)", UInt64($0)), record("lb\(tag)", UInt64($0))] }
+            for record in records.prefix(6) { try publisher.publish(record) }
+            try publisher.publish(record("lx\(tag)", 1, line: .express))
+            try publisher.publish(contentsOf: Array(records[6...]))
+            eventually("both taxi orders' records arrived") {
+                received.records(of: a).count >= 10 && received.records(of: b).count >= 10
+            }
+            try subscriber.unsubscribe([line])
+            let marker = route("lm\(tag)")
+            try subscriber.subscribe([marker])
+            try #require(subscribed(subscriber, [marker]))
+            try publisher.publish(record("la\(tag)", 11))
+            try publisher.publish(record("lm\(tag)", 1))
+            eventually("the marker arrived") { received.records(of: marker).count == 1 }
+            settle(factory)
+            #expect(received.records(of: a) == records.filter { $0.route == a })
+            #expect(received.records(of: b) == records.filter { $0.route == b })
+            #expect(received.records(of: other).isEmpty, "another line's record")
+        }
+    }
+
+    /// A node whose clients hold `order://taxi/X` and `order://taxi/*` gets each record of X once (the gateway
+    /// hands one record to both kinds of subscriber), and the line's other orders once too.
+    public static func routeAndLineOnce(_ factory: BrokerContractFactory) throws {
+        try withNodes(factory) { publisher, subscriber, received, _ in
+            let tag = UUID().uuidString.prefix(8)
+            let line = Route.lineWide(.order, BusinessLine.taxi.name)
+            let (held, other) = (route("da\(tag)"), route("db\(tag)"))
+            try subscriber.subscribe([held, line])
+            try #require(subscribed(subscriber, [held, line]))
+            let records = (1...10).flatMap { [record("da\(tag)", UInt64($0)), record("db\(tag)", UInt64($0))] }
+            for record in records.prefix(8) { try publisher.publish(record) }
+            try publisher.publish(contentsOf: Array(records[8...]))
+            eventually("both orders' records arrived") {
+                received.records(of: held).count >= 10 && received.records(of: other).count >= 10
+            }
+            settle(factory)
+            #expect(received.records(of: held) == records.filter { $0.route == held }, "once each, in order")
+            #expect(received.records(of: other) == records.filter { $0.route == other }, "once each, in order")
+        }
+    }
+
     // MARK: Helpers
 
     /// What a node's delivery received.
@@ -210,13 +329,4 @@ public enum BrokerContract {
         if factory.networked { usleep(200_000) }
     }
 
-    /// Polls `condition` until it holds or `timeout` passes.
-    static func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            usleep(5_000)
-        }
-        return condition()
-    }
 }

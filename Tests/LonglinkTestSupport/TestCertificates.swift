@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Certificates made at test time with the `openssl` command, in a fresh temporary directory:
 ///
@@ -35,6 +36,18 @@ public final class TestCertificates: Sendable {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// One set for the whole test process (made on first use, removed at exit), for suites that only need good
+    /// certificates many times over: generating them takes the `openssl` command about a second.
+    public static func shared() throws -> TestCertificates {
+        try sharedCertificates.withLock { state in
+            if let certificates = state { return certificates }
+            let certificates = try TestCertificates()
+            state = certificates
+            atexit { sharedCertificates.withLock { $0 = nil } }
+            return certificates
+        }
+    }
 
     /// A file in the directory.
     public func path(_ name: String) -> String { directory + "/" + name }
@@ -97,3 +110,5 @@ public struct CertificateError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { message }
 }
+
+private let sharedCertificates = Mutex<TestCertificates?>(nil)

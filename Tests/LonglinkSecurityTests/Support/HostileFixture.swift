@@ -31,7 +31,8 @@ final class HostileFixture {
         let received = self.received
         let answered = SubscriptionAnswered(healthy, Route.order(.taxi, OrderID("healthy")!))
         observation = healthy.observe(Route.order(.taxi, OrderID("healthy")!)) { _ in received.add() }
-        guard await eventually({ answered.isAnswered }) else { throw FixtureError.notReady }
+        let ready = await eventually { answered.isAnswered }
+        guard ready else { throw FixtureError.notReady }
         // Listeners of every loop plus the healthy connection, read until stable.
         var previous = -1
         while baselineSockets != previous {
