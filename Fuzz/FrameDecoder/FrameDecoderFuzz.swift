@@ -3,9 +3,11 @@ import LonglinkProtobuf
 
 /// Fuzz target: the frame decoder. The input is read the way a connection reads its socket (varint-framed client
 /// frames until an error or the end), then decoded whole as one body in both directions. Every frame that
-/// decodes must survive an encode/decode round trip unchanged.
+/// decodes must survive an encode/decode round trip unchanged, and every client body must get the same answer
+/// (frame or error) from the codec with its fast paths as from protobuf-c alone.
 enum FrameDecoderFuzz {
     static let codec = ProtobufFrameCodec()
+    static let reference = ProtobufFrameCodec(fastPaths: false)
     static let reader = FrameReader(maxFrameSize: 4_096)
 
     static func run(_ input: UnsafeRawBufferPointer) {
@@ -20,13 +22,32 @@ enum FrameDecoderFuzz {
             guard let frame else { break }
             roundTrip(frame)
         }
-        _ = try? codec.decodeClientFrame(body: input)
+        conforms(input)
+        // The input as the body of one publish, so the fuzzer's bytes reach the publish fast path's fields too.
+        if input.count < 16_384 {
+            var publish: [UInt8] = [13 << 3 | 2]
+            var length = input.count
+            while length >= 0x80 {
+                publish.append(UInt8(truncatingIfNeeded: length) | 0x80)
+                length >>= 7
+            }
+            publish.append(UInt8(length))
+            publish += input
+            publish.withUnsafeBytes { conforms($0) }
+        }
         if let frame = try? codec.decodeServerFrame(body: input) {
             var out = ByteBuffer()
             guard (try? codec.encode(frame, into: &out)) != nil else { return }
             let again = try? codec.decodeNextServerFrame(from: &out, reader: FrameReader(maxFrameSize: 1 << 24))
             precondition(again == frame, "server frame changed in a round trip: \(frame) → \(String(describing: again))")
         }
+    }
+
+    /// The fast paths answer `body` exactly as protobuf-c does: the same frame, or the same error.
+    static func conforms(_ body: UnsafeRawBufferPointer) {
+        let fast = Result { () throws(FrameError) in try codec.decodeClientFrame(body: body) }
+        let slow = Result { () throws(FrameError) in try reference.decodeClientFrame(body: body) }
+        precondition(fast == slow, "the fast path answered \(fast), protobuf-c \(slow)")
     }
 
     static func roundTrip(_ frame: ClientFrame) {

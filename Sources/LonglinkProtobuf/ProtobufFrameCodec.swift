@@ -9,6 +9,11 @@ internal import CLonglinkProto
 /// `ByteBuffer`: no intermediate arrays. Decoding unpacks into an arena block on the stack (no malloc for a
 /// typical frame), converts to Swift values, validates them and resets the arena.
 ///
+/// The hot frames skip protobuf-c where their shape is plain: a publish is read straight from its bytes
+/// (`PublishFastDecoder`) and an accepted publish result written straight as bytes (`PublishResultEncoder`), with
+/// exactly the values and bytes protobuf-c gives; anything else, hostile input included, goes through protobuf-c.
+/// `ProtobufFrameCodec(fastPaths: false)` is protobuf-c alone: the reference the fast paths are tested against.
+///
 /// Stateless and `Sendable`: one codec may be shared by every thread.
 public struct ProtobufFrameCodec: FrameCodec {
     /// Bodies above this size are refused before protobuf-c reads them (the `FrameReader` normally refuses
@@ -18,11 +23,27 @@ public struct ProtobufFrameCodec: FrameCodec {
     /// typical push needs about 300 bytes. Larger frames (a `subscribed` with many records) spill to malloc.
     static let arenaBlockSize = 1024
 
-    /// Creates the codec.
-    public init() {}
+    /// Whether the hot frames take their hand-written paths (true) or protobuf-c like every other frame.
+    public let fastPaths: Bool
+
+    /// Creates the codec; `fastPaths: false` gives protobuf-c alone (the reference for conformance tests).
+    public init(fastPaths: Bool = true) {
+        self.fastPaths = fastPaths
+    }
 
     /// Encodes a server→client frame, appending its varint length prefix and body to `buffer`.
     public func encode(_ frame: ServerFrame, into buffer: inout ByteBuffer) throws(FrameError) {
+        if fastPaths, case .publishResult(let result) = frame,
+            case .accepted(let position, let timestampMillis, let deduplicated) = result.outcome
+        {
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: PublishResultEncoder.maxFrameSize) { out in
+                PublishResultEncoder.write(
+                    requestID: result.requestID, position: position, timestampMillis: timestampMillis,
+                    deduplicated: deduplicated, to: out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                )
+            }
+            return
+        }
         let failure = Self.withCMessage(frame) { message in
             let size = CLonglinkProto_server_frame_packed_size(message)
             Self.writeBody(size: size, into: &buffer) { out, capacity in
@@ -36,6 +57,13 @@ public struct ProtobufFrameCodec: FrameCodec {
     /// Encodes a server→client frame as its own array: the exact size is known before packing, so protobuf-c
     /// packs straight into the array's uninitialized storage (one allocation, no zero-filling, no copy).
     public func encodedFrame(_ frame: ServerFrame) throws(FrameError) -> [UInt8] {
+        if fastPaths, case .publishResult(let result) = frame,
+            case .accepted(let position, let timestampMillis, let deduplicated) = result.outcome
+        {
+            return PublishResultEncoder.frame(
+                requestID: result.requestID, position: position, timestampMillis: timestampMillis, deduplicated: deduplicated
+            )
+        }
         var bytes: [UInt8] = []
         let failure = Self.withCMessage(frame) { message in
             let size = CLonglinkProto_server_frame_packed_size(message)
@@ -61,6 +89,7 @@ public struct ProtobufFrameCodec: FrameCodec {
     /// Decodes one client→server frame body (without its length prefix).
     public func decodeClientFrame(body: UnsafeRawBufferPointer) throws(FrameError) -> ClientFrame {
         try Self.checkBodySize(body)
+        if fastPaths, let publish = PublishFastDecoder.decode(body) { return .publish(publish) }
         return try Self.withArena { (arena) throws(FrameError) -> ClientFrame in
             let base = body.baseAddress!.assumingMemoryBound(to: UInt8.self)
             guard let message = CLonglinkProto_client_frame_unpack(arena, base, body.count, Self.maxBodySize) else {

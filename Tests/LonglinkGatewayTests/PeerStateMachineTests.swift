@@ -219,6 +219,50 @@ struct PeerStateMachineTests {
         #expect(peer.phase == .active)
     }
 
+    @Test("receivePublish and publishResult decide exactly as receive(.publish) and publishCompleted")
+    func publishFastPathMatchesActions() {
+        let requests = [
+            PublishRequest(requestID: 9, orderID: "8812", line: "taxi", targetState: "created", idempotencyKey: "k"),
+            PublishRequest(requestID: 10, orderID: "no spaces", line: "taxi", targetState: "created"),
+            PublishRequest(requestID: 11, orderID: "8812", line: "Taxi", targetState: "created"),
+            PublishRequest(requestID: 12, orderID: "8812", line: "express", targetState: "created"),
+            PublishRequest(requestID: 13, orderID: "8812", line: "taxi", targetState: ""),
+        ]
+        for token in ["admin", "pub", "sub:order://taxi/*"] {
+            var byActions = connected(token: token)
+            var byDecision = connected(token: token)
+            for (index, request) in (requests + requests).enumerated() {
+                let expected = byActions.receive(.publish(request), nowMillis: UInt64(index))
+                let decided: [PeerAction]
+                switch byDecision.receivePublish(request, nowMillis: UInt64(index)) {
+                case .apply(let change, let requestID, let wantsReceipts):
+                    decided = [.publish(change, requestID: requestID, wantsReceipts: wantsReceipts)]
+                case .answer(let actions):
+                    decided = actions
+                }
+                #expect(decided == expected, "\(token): \(request)")
+                #expect(byDecision.phase == byActions.phase)
+            }
+        }
+        var handshaking = PeerStateMachine(clientID: "c2", settings: settings, authorizer: TableAuthorizer(), nowMillis: 0)
+        handshaking.transportReady(nowMillis: 0)
+        var copy = handshaking
+        guard case .answer(let actions) = handshaking.receivePublish(requests[0], nowMillis: 1) else {
+            Issue.record("a publish before connect must not reach the store")
+            return
+        }
+        #expect(actions == copy.receive(.publish(requests[0]), nowMillis: 1))
+        let peer = connected()
+        let snapshot = OrderSnapshot(
+            orderID: OrderID("8812")!, line: .taxi, state: "driver_assigned", fields: .none,
+            position: StreamPosition(epoch: 7, offset: 5), createdAtMillis: 1, updatedAtMillis: 1)
+        let applied = AppliedChange(record: record(5), snapshot: snapshot, deduplicated: true)
+        for result: Result<AppliedChange, StoreError> in [.success(applied), .failure(.storage("down", retryable: true))] {
+            let frame = peer.publishResult(requestID: 4, result: result)
+            #expect(frame.map { [PeerAction.send($0)] } == peer.publishCompleted(requestID: 4, result: result))
+        }
+    }
+
     @Test("ping is answered; silence past interval + timeout closes with heartbeat_timeout")
     func heartbeat() {
         var peer = connected()

@@ -137,7 +137,7 @@ public struct PeerStateMachine {
             case .unsubscribe(let request):
                 return unsubscribe(request)
             case .publish(let request):
-                return publish(request, nowMillis: nowMillis)
+                return publish(request, nowMillis: nowMillis).actions
             case .ack(let ack):
                 guard let route = try? Route(parsing: ack.route), let subscription = subscriptions[route],
                     ack.offset <= subscription.lastOffset
@@ -264,22 +264,50 @@ public struct PeerStateMachine {
         return [.unsubscribe(route), .send(.unsubscribed(Unsubscribed(requestID: request.requestID, route: route)))]
     }
 
-    private mutating func publish(_ request: PublishRequest, nowMillis: UInt64) -> [PeerAction] {
+    /// What a publish frame leads to: a change for the Store, or the frames that answer it at once.
+    public enum PublishDecision {
+        /// Hand the change to the Store's writer and report back with `publishResult(requestID:result:)`.
+        case apply(OrderChange, requestID: UInt32, wantsReceipts: Bool)
+        /// Carry these out instead (a refusal, a violation, or nothing in a phase that takes no publishes).
+        case answer([PeerAction])
+
+        /// The decision as the action list `receive(_:nowMillis:)` returns.
+        var actions: [PeerAction] {
+            switch self {
+            case .apply(let change, let requestID, let wantsReceipts):
+                [.publish(change, requestID: requestID, wantsReceipts: wantsReceipts)]
+            case .answer(let actions):
+                actions
+            }
+        }
+    }
+
+    /// `receive(.publish(request), nowMillis:)` for the gateway's read path: the same decision, without an action
+    /// list for a publish that goes to the Store.
+    public mutating func receivePublish(_ request: PublishRequest, nowMillis: UInt64) -> PublishDecision {
+        guard phase == .active else { return .answer(receive(.publish(request), nowMillis: nowMillis)) }
+        lastInboundMillis = nowMillis
+        return publish(request, nowMillis: nowMillis)
+    }
+
+    private mutating func publish(_ request: PublishRequest, nowMillis: UInt64) -> PublishDecision {
         guard let orderID = OrderID(request.orderID) else {
-            return refusePublish(request.requestID, .invalidField, "order id '\(request.orderID)' is not [A-Za-z0-9_.-]{1,64}")
+            return .answer(refusePublish(request.requestID, .invalidField, "order id '\(request.orderID)' is not [A-Za-z0-9_.-]{1,64}"))
         }
         guard let line = BusinessLine(request.line) else {
-            return refusePublish(request.requestID, .unknownLine, "business line '\(request.line)' is not a valid name")
+            return .answer(refusePublish(request.requestID, .unknownLine, "business line '\(request.line)' is not a valid name"))
         }
-        // Role and route scope, before the rate bucket: a refused publish costs the publisher no token.
-        if let denial = principal!.publishDenial(for: .order(line, orderID)) {
-            return violation(request.requestID, .permissionDenied, "\(denial)")
+        // Role and route scope, before the rate bucket: a refused publish costs the publisher no token. An admin may
+        // publish anywhere, so its publishes build no route text for the check.
+        let principal = self.principal!
+        if principal.role != .admin, let denial = principal.publishDenial(for: .order(line, orderID)) {
+            return .answer(violation(request.requestID, .permissionDenied, "\(denial)"))
         }
         guard takePublishToken(nowMillis: nowMillis) else {
-            return refusePublish(request.requestID, .rateLimited, "more than \(settings.publishesPerSecond) publishes per second")
+            return .answer(refusePublish(request.requestID, .rateLimited, "more than \(settings.publishesPerSecond) publishes per second"))
         }
         guard !request.targetState.isEmpty else {
-            return refusePublish(request.requestID, .invalidField, "target state is empty")
+            return .answer(refusePublish(request.requestID, .invalidField, "target state is empty"))
         }
         let change = OrderChange(
             orderID: orderID,
@@ -288,7 +316,7 @@ public struct PeerStateMachine {
             fields: request.fields,
             idempotencyKey: request.idempotencyKey
         )
-        return [.publish(change, requestID: request.requestID, wantsReceipts: request.wantsReceipts)]
+        return .apply(change, requestID: request.requestID, wantsReceipts: request.wantsReceipts)
     }
 
     private mutating func refresh(_ request: RefreshRequest, nowMillis: UInt64) -> [PeerAction] {
@@ -365,25 +393,34 @@ public struct PeerStateMachine {
 
     /// The Store answered a publish.
     public func publishCompleted(requestID: UInt32, result: Result<AppliedChange, StoreError>) -> [PeerAction] {
-        guard phase == .active || phase == .draining else { return [] }
+        guard let frame = publishResult(requestID: requestID, result: result) else { return [] }
+        return [.send(frame)]
+    }
+
+    /// The frame that answers a publish the Store completed (`publishCompleted` without the action list), or nil
+    /// when the connection takes no answers any more.
+    public func publishResult(requestID: UInt32, result: Result<AppliedChange, StoreError>) -> ServerFrame? {
+        guard phase == .active || phase == .draining else { return nil }
         switch result {
         case .success(let applied):
-            return [
-                .send(
-                    .publishResult(
-                        PublishResult(
-                            requestID: requestID,
-                            outcome: .accepted(
-                                position: applied.record.position,
-                                timestampMillis: applied.record.timestampMillis,
-                                deduplicated: applied.deduplicated
-                            )
-                        )
+            let record = applied.record
+            return .publishResult(
+                PublishResult(
+                    requestID: requestID,
+                    outcome: .accepted(
+                        position: record.position,
+                        timestampMillis: record.timestampMillis,
+                        deduplicated: applied.deduplicated
                     )
                 )
-            ]
+            )
         case .failure(let error):
-            return refusePublish(requestID, error.code, "\(error)")
+            return .publishResult(
+                PublishResult(
+                    requestID: requestID,
+                    outcome: .refused(ErrorFrame(requestID: requestID, code: error.code, message: "\(error)"))
+                )
+            )
         }
     }
 

@@ -177,6 +177,16 @@ final class Connection: SelectorHandler {
                 return
             }
             guard let frame else { return }
+            if case .publish(let request) = frame {
+                // The hot frame: a publish bound for the Store builds no action list.
+                switch peer.receivePublish(request, nowMillis: owner.wallMillis) {
+                case .apply(let change, let requestID, let wantsReceipts):
+                    owner.publish(change, from: self, requestID: requestID, wantsReceipts: wantsReceipts)
+                case .answer(let actions):
+                    perform(actions)
+                }
+                continue
+            }
             perform(peer.receive(frame, nowMillis: owner.wallMillis))
         }
     }

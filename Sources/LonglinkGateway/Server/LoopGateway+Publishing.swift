@@ -47,7 +47,9 @@ extension LoopGateway {
         for completed in completedPublishes {
             guard let connection = connections[completed.connectionID], !connection.isClosed else { continue }
             connection.pendingPublishes -= 1
-            connection.perform(connection.peer.publishCompleted(requestID: completed.requestID, result: completed.result))
+            if let frame = connection.peer.publishResult(requestID: completed.requestID, result: completed.result) {
+                connection.send(frame)
+            }
         }
         completedPublishes.removeAll(keepingCapacity: true)
     }
