@@ -54,7 +54,7 @@ typedef struct {
     // A private copy (SSL_SESSION_dup) of the newest session, or NULL. Never handed to an SSL itself: each offer
     // gets a copy of its own, so a connection that ends without close_notify (OpenSSL then marks its session not
     // resumable) cannot spoil the kept one. Copies, not DER bytes: d2i_SSL_SESSION re-parses the server's
-    // certificate (OpenSSL 3.0's decoders), ~1.4 M instructions per reconnect; a copy shares it (X509_up_ref).
+    // certificate (OpenSSL 3.0's decoders), ~1.5 M instructions per reconnect; a copy shares it (X509_up_ref).
     SSL_SESSION *session;
     char *name;  // the name the certificate was checked against (DNS name or IP), or NULL
 } ll_session_slot;
