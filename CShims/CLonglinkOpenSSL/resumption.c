@@ -51,8 +51,11 @@ static void ring_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long
 }
 
 typedef struct {
-    unsigned char *bytes;  // i2d_SSL_SESSION output, or NULL
-    int length;
+    // A private copy (SSL_SESSION_dup) of the newest session, or NULL. Never handed to an SSL itself: each offer
+    // gets a copy of its own, so a connection that ends without close_notify (OpenSSL then marks its session not
+    // resumable) cannot spoil the kept one. Copies, not DER bytes: d2i_SSL_SESSION re-parses the server's
+    // certificate (OpenSSL 3.0's decoders), ~1.5 M instructions per reconnect; a copy shares it (X509_up_ref).
+    SSL_SESSION *session;
     char *name;  // the name the certificate was checked against (DNS name or IP), or NULL
 } ll_session_slot;
 
@@ -69,7 +72,7 @@ static void sessions_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, 
     ll_session_store *store = ptr;
     if (store == NULL) return;
     for (long i = 0; i < store->capacity; i++) {
-        OPENSSL_free(store->slots[i].bytes);
+        SSL_SESSION_free(store->slots[i].session);
         OPENSSL_free(store->slots[i].name);
     }
     free(store->slots);
@@ -234,12 +237,8 @@ static int client_new_session_cb(SSL *ssl, SSL_SESSION *session) {
     ll_session_store *store = SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), sessions_index);
     long slot = (long)(intptr_t)SSL_get_ex_data(ssl, slot_index) - 1;  // stored + 1: NULL means "no slot"
     if (store == NULL || slot < 0 || slot >= LL_MAX_SESSION_SLOTS || !SSL_SESSION_is_resumable(session)) return 0;
-    int length = i2d_SSL_SESSION(session, NULL);
-    if (length <= 0) return 0;
-    unsigned char *bytes = OPENSSL_malloc((size_t)length);
-    if (bytes == NULL) return 0;
-    unsigned char *cursor = bytes;
-    i2d_SSL_SESSION(session, &cursor);
+    SSL_SESSION *copy = SSL_SESSION_dup(session);
+    if (copy == NULL) return 0;
     pthread_mutex_lock(&store->lock);
     if (slot >= store->capacity) {
         long capacity = store->capacity == 0 ? 16 : store->capacity;
@@ -248,7 +247,7 @@ static int client_new_session_cb(SSL *ssl, SSL_SESSION *session) {
         ll_session_slot *grown = realloc(store->slots, (size_t)capacity * sizeof(ll_session_slot));
         if (grown == NULL) {
             pthread_mutex_unlock(&store->lock);
-            OPENSSL_free(bytes);
+            SSL_SESSION_free(copy);
             return 0;
         }
         memset(grown + store->capacity, 0, (size_t)(capacity - store->capacity) * sizeof(ll_session_slot));
@@ -256,15 +255,14 @@ static int client_new_session_cb(SSL *ssl, SSL_SESSION *session) {
         store->capacity = capacity;
     }
     char *name = checked_name(ssl);
-    unsigned char *old = store->slots[slot].bytes;
+    SSL_SESSION *old = store->slots[slot].session;
     char *old_name = store->slots[slot].name;
-    store->slots[slot].bytes = bytes;
-    store->slots[slot].length = length;
+    store->slots[slot].session = copy;
     store->slots[slot].name = name;
     pthread_mutex_unlock(&store->lock);
-    OPENSSL_free(old);
+    SSL_SESSION_free(old);
     OPENSSL_free(old_name);
-    return 0;  // 0: OpenSSL keeps no reference (the serialized copy is ours)
+    return 0;  // 0: OpenSSL keeps its reference to `session` (the kept copy is ours)
 }
 
 int CLonglinkOpenSSL_CTX_enable_client_sessions(SSL_CTX *ctx) {
@@ -290,9 +288,8 @@ int CLonglinkOpenSSL_offer_session(SSL *ssl, long slot) {
     SSL_SESSION *session = NULL;
     char *name = checked_name(ssl);
     pthread_mutex_lock(&store->lock);
-    if (slot < store->capacity && store->slots[slot].bytes != NULL && same_name(store->slots[slot].name, name)) {
-        const unsigned char *cursor = store->slots[slot].bytes;
-        session = d2i_SSL_SESSION(NULL, &cursor, store->slots[slot].length);
+    if (slot < store->capacity && store->slots[slot].session != NULL && same_name(store->slots[slot].name, name)) {
+        session = SSL_SESSION_dup(store->slots[slot].session);
     }
     pthread_mutex_unlock(&store->lock);
     OPENSSL_free(name);

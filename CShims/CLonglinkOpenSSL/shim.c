@@ -18,6 +18,8 @@ void CLonglinkOpenSSL_CTX_set_nonblocking_modes(SSL_CTX *ctx) {
                               SSL_MODE_RELEASE_BUFFERS);
 }
 
+void CLonglinkOpenSSL_CTX_prefer_server_ciphers(SSL_CTX *ctx) { SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE); }
+
 void CLonglinkOpenSSL_CTX_disable_session_cache(SSL_CTX *ctx) {
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 }

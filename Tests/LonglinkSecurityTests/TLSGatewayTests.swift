@@ -116,6 +116,18 @@ struct TLSGatewayTests {
         #expect(modern.text.contains("New, TLSv1.3, Cipher is TLS_"), "\(modern.text)")
     }
 
+    @Test("TLS 1.3 picks AES-128-GCM-SHA256 first (server order) even for a client preferring AES-256-GCM-SHA384")
+    func tls13SuiteOrder() throws {
+        let gateway = try SecureGateway()
+        defer { gateway.stop() }
+        // openssl s_client offers TLS_AES_256_GCM_SHA384 first (OpenSSL's default order); the server's order wins.
+        let preferred = try sClient(gateway.port(.tls), ["-tls1_3", "-CAfile", certificates.caFile])
+        #expect(preferred.text.contains("New, TLSv1.3, Cipher is TLS_AES_128_GCM_SHA256"), "\(preferred.text)")
+        // A client offering only AES-256 still gets it.
+        let only = try sClient(gateway.port(.tls), ["-tls1_3", "-ciphersuites", "TLS_AES_256_GCM_SHA384", "-CAfile", certificates.caFile])
+        #expect(only.text.contains("New, TLSv1.3, Cipher is TLS_AES_256_GCM_SHA384"), "\(only.text)")
+    }
+
     @Test(
         "our client refuses expired, wrong-host and self-signed certificates",
         arguments: [

@@ -18,6 +18,9 @@ int CLonglinkOpenSSL_CTX_set_proto_versions(SSL_CTX *ctx, int min_version, int m
 // and releasing idle read/write buffers (memory per idle connection).
 void CLonglinkOpenSSL_CTX_set_nonblocking_modes(SSL_CTX *ctx);
 
+// SSL_OP_CIPHER_SERVER_PREFERENCE is an SSL_OP_BIT macro. Servers: the server's suite order wins (TLS 1.3 and 1.2).
+void CLonglinkOpenSSL_CTX_prefer_server_ciphers(SSL_CTX *ctx);
+
 // SSL_CTX_set_session_cache_mode is an SSL_CTX_ctrl macro; a gateway's clients reconnect often, so the server
 // keeps its default session cache (TLS 1.3 tickets work either way); this turns it off for a client context.
 void CLonglinkOpenSSL_CTX_disable_session_cache(SSL_CTX *ctx);
@@ -72,8 +75,9 @@ int CLonglinkOpenSSL_CTX_share_ticket_keys(SSL_CTX *to, SSL_CTX *from);
 void CLonglinkOpenSSL_CTX_disable_resumption(SSL_CTX *ctx);
 
 // Client: keep the newest session (ticket) of each connection in a slot of a store attached to the context
-// (a client has one slot, 0; a load generator one per simulated client). Sessions are kept serialized, so a
-// connection that ended without close_notify does not spoil its copy. Returns 1 on success.
+// (a client has one slot, 0; a load generator one per simulated client). Each slot keeps a private copy of its
+// session and every offer gets a copy of that (no DER round trip), so a connection that ended without
+// close_notify does not spoil the kept one. Returns 1 on success.
 int CLonglinkOpenSSL_CTX_enable_client_sessions(SSL_CTX *ctx);
 
 // Client: before the handshake (after the server name is set), remembers `slot` on `ssl` (new tickets go there)

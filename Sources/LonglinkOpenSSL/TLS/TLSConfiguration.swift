@@ -68,6 +68,11 @@ public struct TLSConfiguration: Sendable, Hashable {
         "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
     ].joined(separator: ":")
 
+    /// The TLS 1.3 suites, in order of preference (the server's order wins): AES-128-GCM with SHA-256 first.
+    /// OpenSSL's default puts AES-256-GCM-SHA384 first, whose SHA-384 key schedule and transcript hashes cost a
+    /// resumed handshake about 4 % more instructions on each side (BENCHMARKS.md, TLS resumption).
+    public static let tls13CipherSuites = "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
+
     /// Server or client.
     public var role: Role
     /// PEM certificate chain (server: required; client: optional client certificate).

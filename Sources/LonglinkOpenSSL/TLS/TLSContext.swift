@@ -70,6 +70,10 @@ final class SSLContextHandle: Sendable {
         guard SSL_CTX_set_cipher_list(context, TLSConfiguration.tls12CipherList) == 1 else {
             throw TLSError("cannot set the TLS 1.2 cipher list: \(OpenSSLErrors.last())")
         }
+        guard SSL_CTX_set_ciphersuites(context, TLSConfiguration.tls13CipherSuites) == 1 else {
+            throw TLSError("cannot set the TLS 1.3 cipher suites: \(OpenSSLErrors.last())")
+        }
+        if configuration.role == .server { CLonglinkOpenSSL_CTX_prefer_server_ciphers(context) }
         CLonglinkOpenSSL_CTX_set_nonblocking_modes(context)
         if let certificate = configuration.certificateFile {
             guard let key = configuration.privateKeyFile else { throw TLSError("certificate \(certificate) given without a key") }
