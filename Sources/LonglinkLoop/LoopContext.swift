@@ -47,6 +47,8 @@ public final class LoopContext {
     var iterationObservers: [(UInt64) -> Void] = []
     /// Loop-confined objects keyed by type, so jobs posted from other threads can find them (see `attach`).
     private var attachments: [ObjectIdentifier: AnyObject] = [:]
+    /// Run when the loop finished (`whenFinished`).
+    private var finishHooks: [() -> Void] = []
     var jobs: [@Sendable (LoopContext) -> Void] = []
     var localJobs: [() -> Void] = []
     var localBatch: [() -> Void] = []
@@ -240,7 +242,19 @@ public final class LoopContext {
     }
 
     /// Drops every attachment (when the loop finishes), breaking their references back to this context.
-    func detachAll() { attachments.removeAll() }
+    func detachAll() {
+        attachments.removeAll()
+        let hooks = finishHooks
+        finishHooks.removeAll()
+        for hook in hooks { hook() }
+    }
+
+    /// Runs `hook` on this loop once it finished (after its last jobs), with the attachments (`LoopBound` lets go
+    /// of its object there).
+    public func whenFinished(_ hook: @escaping () -> Void) {
+        assertOnLoop()
+        finishHooks.append(hook)
+    }
 
     /// Removes the attachment of type `T`.
     public func detach<T: AnyObject>(_ type: T.Type) {

@@ -14,6 +14,9 @@ import Synchronization
 final class Mailbox: Sendable {
     private struct State {
         var queue: [WriterRequest] = []
+        /// An emptied queue array that kept its capacity: the next drain swaps it in for `queue`, so a queue that
+        /// is drained one request at a time does not allocate a new array per request.
+        var spare: [WriterRequest] = []
         /// The writer thread waits (or is about to wait) on `wake`.
         var sleeping = false
         /// Some thread owns the store and drains the queue.
@@ -21,9 +24,13 @@ final class Mailbox: Sendable {
         var stopping = false
     }
 
-    /// The store, owned by whoever holds `State.processing` (the lock itself is never contended).
+    /// The store, owned by whoever holds `State.processing` (the lock itself is never contended), and the
+    /// commit's scratch arrays, kept with their capacity so a commit of one change allocates none of them.
     private struct StoreSlot {
         var store: (any OrderStore)?
+        var pending: [OrderChange] = []
+        var completions: [@Sendable (Result<AppliedChange, StoreError>) -> Void] = []
+        var records: [OrderChangeRecord] = []
     }
 
     /// What the writer thread does next.
@@ -124,8 +131,11 @@ final class Mailbox: Sendable {
     /// requests are left (or a stop is pending) and the writer thread sleeps, wakes it to take over.
     private func drain(rounds: Int?) {
         var left = rounds ?? Int.max
+        var drained: [WriterRequest] = []
         while true {
             let (requests, signal) = state.withLock { state -> ([WriterRequest]?, Bool) in
+                // The array drained last time goes back as the spare (emptied, with its capacity).
+                if drained.capacity > state.spare.capacity { swap(&drained, &state.spare) }
                 if state.queue.isEmpty || left == 0 {
                     state.processing = false
                     guard state.sleeping, !state.queue.isEmpty || state.stopping else { return (nil, false) }
@@ -133,17 +143,20 @@ final class Mailbox: Sendable {
                     return (nil, true)
                 }
                 var requests: [WriterRequest] = []
+                swap(&requests, &state.spare)
                 swap(&requests, &state.queue)
                 return (requests, false)
             }
-            guard let requests else {
+            guard var requests else {
                 if signal { wake.signal() }
                 return
             }
             slot.withLock { slot in
-                guard let store = slot.store else { return requests.forEach { $0.fail() } }
-                process(requests, store)
+                guard slot.store != nil else { return requests.forEach { $0.fail() } }
+                process(requests, &slot)
             }
+            requests.removeAll(keepingCapacity: true)
+            drained = requests
             left -= 1
         }
     }
@@ -204,52 +217,46 @@ final class Mailbox: Sendable {
         }
     }
 
-    private func process(_ requests: [WriterRequest], _ store: any OrderStore) {
-        var pending: [OrderChange] = []
-        var completions: [@Sendable (Result<AppliedChange, StoreError>) -> Void] = []
-        pending.reserveCapacity(min(requests.count, configuration.maxBatchSize))
+    private func process(_ requests: [WriterRequest], _ slot: inout StoreSlot) {
+        guard let store = slot.store else { return }
         for request in requests {
             switch request {
             case .apply(let change, let completion):
-                pending.append(change)
-                completions.append(completion)
-                if pending.count >= configuration.maxBatchSize {
-                    commit(&pending, &completions, store)
+                slot.pending.append(change)
+                slot.completions.append(completion)
+                if slot.pending.count >= configuration.maxBatchSize {
+                    commit(&slot, store)
                 }
             case .run(let body):
-                commit(&pending, &completions, store)
+                commit(&slot, store)
                 body(store)
             }
         }
-        commit(&pending, &completions, store)
+        commit(&slot, store)
     }
 
     /// One group commit: `applyBatch`, then the committed hook (the broker), then completions, then observers.
-    private func commit(
-        _ pending: inout [OrderChange],
-        _ completions: inout [@Sendable (Result<AppliedChange, StoreError>) -> Void],
-        _ store: any OrderStore
-    ) {
-        guard !pending.isEmpty else { return }
-        var results = store.applyBatch(pending)
-        if results.count != pending.count {
-            configuration.logger.error("applyBatch returned \(results.count) results for \(pending.count) changes")
+    private func commit(_ slot: inout StoreSlot, _ store: any OrderStore) {
+        guard !slot.pending.isEmpty else { return }
+        let count = slot.pending.count
+        var results = store.applyBatch(slot.pending)
+        if results.count != count {
+            configuration.logger.error("applyBatch returned \(results.count) results for \(count) changes")
             results = Array(
                 repeating: .failure(.storage("store returned a wrong result count", retryable: false)),
-                count: pending.count
+                count: count
             )
         }
         batches.add(1, ordering: .relaxed)
-        changes.add(pending.count, ordering: .relaxed)
+        changes.add(count, ordering: .relaxed)
         if let committed = configuration.committed {
-            var records: [OrderChangeRecord] = []
-            records.reserveCapacity(results.count)
             for result in results {
-                if case .success(let applied) = result, !applied.deduplicated { records.append(applied.record) }
+                if case .success(let applied) = result, !applied.deduplicated { slot.records.append(applied.record) }
             }
-            if !records.isEmpty { committed.hand(records) }
+            if !slot.records.isEmpty { committed.hand(slot.records) }
+            slot.records.removeAll(keepingCapacity: true)
         }
-        for (completion, result) in zip(completions, results) { completion(result) }
+        for (completion, result) in zip(slot.completions, results) { completion(result) }
         if let observers, observers.observerCount > 0 {
             var notes: [ContentChange] = []
             for result in results {
@@ -260,8 +267,8 @@ final class Mailbox: Sendable {
             }
             observers.notify(notes)
         }
-        pending.removeAll(keepingCapacity: true)
-        completions.removeAll(keepingCapacity: true)
+        slot.pending.removeAll(keepingCapacity: true)
+        slot.completions.removeAll(keepingCapacity: true)
     }
 
     private func expire(_ store: any OrderStore) {

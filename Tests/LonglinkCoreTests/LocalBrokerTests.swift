@@ -9,10 +9,10 @@ final class CollectingDelivery: BrokerDelivery {
 }
 
 /// A first record of taxi order `id` at `offset` (epoch 1).
-func record(_ id: String, _ offset: UInt64) -> OrderChangeRecord {
+func record(_ id: String, _ offset: UInt64, line: BusinessLine = .taxi) -> OrderChangeRecord {
     OrderChangeRecord(
         orderID: OrderID(id)!,
-        line: .taxi,
+        line: line,
         fromState: nil,
         toState: "created",
         fields: .none,
@@ -66,15 +66,6 @@ final class BatchDelivery: BrokerDelivery {
     func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) { batches.withLock { $0.append(records) } }
 }
 
-/// Records each batch with the routes the broker handed along.
-final class RoutedBatchDelivery: BrokerDelivery {
-    let batches = Mutex<[(records: [OrderChangeRecord], routes: [Route])]>([])
-    func brokerDidDeliver(_ record: OrderChangeRecord) { batches.withLock { $0.append(([record], [record.route])) } }
-    func brokerDidDeliver(contentsOf records: [OrderChangeRecord], routes: [Route]) {
-        batches.withLock { $0.append((records, routes)) }
-    }
-}
-
 @Suite("LocalBroker batches")
 struct LocalBrokerBatchTests {
     @Test("a commit's records go on as one batch of the subscribed ones, in order")
@@ -92,17 +83,22 @@ struct LocalBrokerBatchTests {
         #expect(throws: BrokerError.notRunning) { try broker.publish(contentsOf: [record("1", 3)]) }
     }
 
-    @Test("a batch carries each record's route, built once by the broker's filter")
-    func routedBatch() throws {
+    @Test("a batch wanted whole goes on whole, and a line-wide subscription takes every record of its line")
+    func wholeAndLineWide() throws {
         let broker = LocalBroker()
-        let delivery = RoutedBatchDelivery()
+        let delivery = BatchDelivery()
         try broker.start(delivering: delivery)
-        try broker.subscribe([Route.order(.taxi, OrderID("1")!), Route.order(.taxi, OrderID("3")!)])
-        try broker.publish(contentsOf: [record("1", 1), record("2", 1), record("3", 1)])
+        try broker.subscribe([Route.order(.taxi, OrderID("1")!), Route.lineWide(.order, "express")])
+        let express = record("9", 1, line: .express)
+        try broker.publish(contentsOf: [record("1", 1), express])
+        try broker.publish(contentsOf: [record("2", 1), record("1", 2), express])
         let batches = delivery.batches.withLock { $0 }
-        #expect(batches.count == 1)
-        #expect(batches.first?.routes == [Route.order(.taxi, OrderID("1")!), Route.order(.taxi, OrderID("3")!)])
-        #expect(batches.first.map { $0.records.map(\.route) == $0.routes } == true)
+        #expect(batches.map { $0.map { "\($0.line)/\($0.orderID)/\($0.position.offset)" } } == [
+            ["taxi/1/1", "express/9/1"], ["taxi/1/2", "express/9/1"],
+        ])
+        try broker.unsubscribe([Route.lineWide(.order, "express")])
+        try broker.publish(contentsOf: [express])
+        #expect(delivery.batches.withLock { $0.count } == 2)
     }
 
     @Test("the default batch publish tries every record and throws the first error")

@@ -10,13 +10,15 @@ import Synchronization
 public final class LocalBroker: Broker {
     private struct State {
         var handler: (any BrokerDelivery)?
-        var routes: [Route: Int] = [:]
+        /// Subscriptions per route, keyed by the route's parts, so a record is looked up without building its
+        /// route's text.
+        var routes: [RouteKey: Int] = [:]
         /// Line-wide routes subscribed (`order://taxi/*`): a record of one of their lines is wanted too.
-        var lineRoutes: [Route] = []
+        var lineRoutes = 0
         var running = false
 
-        func wants(_ route: Route) -> Bool {
-            routes[route] != nil || (!lineRoutes.isEmpty && lineRoutes.contains { $0.lineCovers(route) })
+        func wants(_ key: RouteKey) -> Bool {
+            routes[key] != nil || (lineRoutes > 0 && routes[key.lineWide] != nil)
         }
     }
 
@@ -34,8 +36,9 @@ public final class LocalBroker: Broker {
     public func subscribe(_ routes: [Route]) throws(BrokerError) {
         let running = state.withLock { state in
             for route in routes {
-                state.routes[route, default: 0] += 1
-                if route.isLineWide && state.routes[route] == 1 { state.lineRoutes.append(route) }
+                let key = RouteKey(route)
+                state.routes[key, default: 0] += 1
+                if key.isLineWide && state.routes[key] == 1 { state.lineRoutes += 1 }
             }
             return state.running
         }
@@ -45,44 +48,41 @@ public final class LocalBroker: Broker {
     public func unsubscribe(_ routes: [Route]) throws(BrokerError) {
         state.withLock { state in
             for route in routes {
-                guard let count = state.routes[route] else { continue }
-                state.routes[route] = count > 1 ? count - 1 : nil
-                if route.isLineWide && count == 1 { state.lineRoutes.removeAll { $0 == route } }
+                let key = RouteKey(route)
+                guard let count = state.routes[key] else { continue }
+                state.routes[key] = count > 1 ? count - 1 : nil
+                if key.isLineWide && count == 1 { state.lineRoutes -= 1 }
             }
         }
     }
 
     public func publish(_ record: OrderChangeRecord) throws(BrokerError) {
-        let route = record.route
+        let key = RouteKey(record)
         let handler: (any BrokerDelivery)? = try state.withLock { (state) throws(BrokerError) in
             guard state.running else { throw .notRunning }
-            return state.wants(route) ? state.handler : nil
+            return state.wants(key) ? state.handler : nil
         }
         handler?.brokerDidDeliver(record)
     }
 
     /// One lock for the whole batch; the records somebody on this node subscribed to go to the handler as one
-    /// batch, in order.
+    /// batch, in order (the batch itself when every record is wanted: no copy). No route text is built.
     public func publish(contentsOf records: [OrderChangeRecord]) throws(BrokerError) {
         guard !records.isEmpty else { return }
-        let (handler, wanted, routes): ((any BrokerDelivery)?, [OrderChangeRecord], [Route]) = try state.withLock {
+        let (handler, wanted): ((any BrokerDelivery)?, [OrderChangeRecord]) = try state.withLock {
             (state) throws(BrokerError) in
             guard state.running else { throw .notRunning }
-            guard let handler = state.handler, !state.routes.isEmpty else { return (nil, [], []) }
-            var wanted: [OrderChangeRecord] = []
-            var routes: [Route] = []
-            wanted.reserveCapacity(records.count)
-            routes.reserveCapacity(records.count)
-            for record in records {
-                let route = record.route
-                guard state.wants(route) else { continue }
-                wanted.append(record)
-                routes.append(route)
-            }
-            return (handler, wanted, routes)
+            guard let handler = state.handler, !state.routes.isEmpty else { return (nil, []) }
+            // Most batches are wanted whole: copy only from the first record nobody wants.
+            var index = 0
+            while index < records.count && state.wants(RouteKey(records[index])) { index += 1 }
+            if index == records.count { return (handler, records) }
+            var wanted = Array(records[..<index])
+            for record in records[(index + 1)...] where state.wants(RouteKey(record)) { wanted.append(record) }
+            return (handler, wanted)
         }
         guard let handler, !wanted.isEmpty else { return }
-        handler.brokerDidDeliver(contentsOf: wanted, routes: routes)
+        handler.brokerDidDeliver(contentsOf: wanted)
     }
 
     /// Number of distinct routes this node subscribed to.
@@ -93,7 +93,7 @@ public final class LocalBroker: Broker {
             $0.running = false
             $0.handler = nil
             $0.routes.removeAll()
-            $0.lineRoutes.removeAll()
+            $0.lineRoutes = 0
         }
     }
 }

@@ -17,6 +17,9 @@ public protocol FrameCodec: Sendable {
     /// Encodes a server→client frame (length prefix and body) as an array of its own: the bytes a gateway queues,
     /// shared by every subscriber of a push. The default encodes into a `ByteBuffer` and copies the bytes out.
     func encodedFrame(_ frame: ServerFrame) throws(FrameError) -> [UInt8]
+    /// The push of `record` on its own route (`encodedFrame(.push(Push(route: record.route, record: record)))`):
+    /// encoded once per record per process on the fan-out path, and shared by every subscriber on every loop.
+    func encodedPush(of record: OrderChangeRecord) throws(FrameError) -> [UInt8]
 }
 
 extension FrameCodec {
@@ -25,6 +28,11 @@ extension FrameCodec {
         var buffer = ByteBuffer()
         try encode(frame, into: &buffer)
         return buffer.readableArray
+    }
+
+    /// Encodes `.push(Push(route: record.route, record: record))` with `encodedFrame`.
+    public func encodedPush(of record: OrderChangeRecord) throws(FrameError) -> [UInt8] {
+        try encodedFrame(.push(Push(route: record.route, record: record)))
     }
 }
 

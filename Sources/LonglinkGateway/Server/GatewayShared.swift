@@ -18,6 +18,10 @@ final class GatewayShared: Sendable {
     let clock: any WallClock
     /// The loops, set once they exist (read by completions to find a connection's loop).
     let loops = Mutex<[EventLoop]>([])
+    /// Each loop's gateway state by loop index, for the jobs the fan-out posts: added by each loop as it starts.
+    let loopGateways = Mutex<[LoopBound<LoopGateway>?]>([])
+    /// Which loops hold subscribers of which routes (a commit wakes only those).
+    let loopRoutes: LoopRoutes
     /// Loops that finished draining.
     let drainedLoops = Atomic<Int>(0)
     /// Connection rate and per-address limits, shared by every loop.
@@ -49,6 +53,7 @@ final class GatewayShared: Sendable {
         self.counters = counters
         self.clock = clock
         self.admission = ConnectionAdmission(limits: configuration.admission, nowNanos: MonotonicClock.nanoseconds())
+        self.loopRoutes = LoopRoutes(loopCount: configuration.loopCount)
         // Other nodes' joins and leaves (Redis presence) go to every loop like this node's own.
         presence.deliverRemoteEvents { [weak self] event in
             for loop in self?.loops.withLock({ $0 }) ?? [] {
@@ -58,11 +63,10 @@ final class GatewayShared: Sendable {
     }
 }
 
-/// Receives stored records from the broker (on the broker's thread, or the thread that committed them) and hands
-/// each loop ONE job per batch. Each loop encodes a record's push once, when the record's first subscriber on that
-/// loop takes it, and queues the same bytes for all of them: the encoding is spread over the loops that have
-/// subscribers instead of weighing on the committing thread, and a record nobody on a loop wants costs that loop a
-/// hub lookup only.
+/// Receives stored records from the broker (on the broker's thread, or the thread that committed them), encodes
+/// each record's push ONCE for the whole process (`FrameCodec.encodedPush`, by hand in the protobuf codec) and hands
+/// the pushes to the loops that hold subscribers of their routes (`LoopRoutes`), one job per such loop, through a
+/// typed handle to the loop's gateway state. A loop with no subscriber for a batch is not woken at all.
 final class GatewayDelivery: BrokerDelivery {
     private let shared: GatewayShared
 
@@ -72,24 +76,75 @@ final class GatewayDelivery: BrokerDelivery {
         brokerDidDeliver(contentsOf: [record])
     }
 
-    /// Builds each record's route once (its text is copied from the record's parts) for every loop to look up.
-    func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
-        brokerDidDeliver(contentsOf: records, routes: records.map(\.route))
+    /// A broker that built the routes anyway (Redis) hands them along; they are not needed (lookups use `RouteKey`).
+    func brokerDidDeliver(contentsOf records: [OrderChangeRecord], routes: [Route]) {
+        brokerDidDeliver(contentsOf: records)
     }
 
-    /// Hands the batch and its routes to every loop, one job per loop.
-    func brokerDidDeliver(contentsOf records: [OrderChangeRecord], routes: [Route]) {
+    /// Encodes the pushes once and posts them to the loops that want them.
+    func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
         guard !records.isEmpty else { return }
-        for loop in shared.loops.withLock({ $0 }) {
-            loop.execute { context in context.attachment(LoopGateway.self)?.deliver(records, on: routes) }
+        let gateways = shared.loopGateways.withLock { $0 }
+        guard !gateways.isEmpty else { return }
+        if gateways.count == 1 || !shared.loopRoutes.tracks {
+            // One loop holds every subscription of this node, and the broker delivers only wanted records.
+            let pushes = encode(records)
+            for case let gateway? in gateways {
+                gateway.loop.execute { _ in gateway.object?.deliver(pushes) }
+            }
+            return
         }
+        var masks: [UInt64] = []
+        masks.reserveCapacity(records.count)
+        shared.loopRoutes.masks(for: records, into: &masks)
+        var wanted = records
+        if masks.contains(0) {
+            // Records no loop wants (a networked broker may deliver a route a loop just left): not encoded.
+            wanted = zip(records, masks).filter { $0.1 != 0 }.map(\.0)
+            masks.removeAll { $0 == 0 }
+            if wanted.isEmpty { return }
+        }
+        let pushes = encode(wanted)
+        var all: UInt64 = 0
+        for mask in masks { all |= mask }
+        for (index, gateway) in gateways.enumerated() where all & (1 << UInt64(index)) != 0 {
+            guard let gateway else { continue }
+            let bit: UInt64 = 1 << UInt64(index)
+            var mine: [EncodedPush] = []
+            for (push, mask) in zip(pushes, masks) where mask & bit != 0 { mine.append(push) }
+            let batch = mine.count == pushes.count ? pushes : mine
+            gateway.loop.execute { _ in gateway.object?.deliver(batch) }
+        }
+    }
+
+    /// The records' pushes, each encoded once; a record that cannot be encoded is logged here, once, and reaches
+    /// its subscribers without bytes (they get nothing, as before).
+    private func encode(_ records: [OrderChangeRecord]) -> [EncodedPush] {
+        var pushes: [EncodedPush] = []
+        pushes.reserveCapacity(records.count)
+        for record in records {
+            do {
+                pushes.append(EncodedPush(record: record, frame: try shared.codec.encodedPush(of: record)))
+            } catch {
+                shared.logger.error("could not encode a push: \(error)", [("route", record.route.text)])
+                pushes.append(EncodedPush(record: record, frame: nil))
+            }
+        }
+        return pushes
     }
 
     func brokerMayHaveMissed(_ routes: [Route]) {
         guard !routes.isEmpty else { return }
         shared.logger.warning("the broker resubscribed after losing its backend: \(routes.count) routes resume from the store")
-        for loop in shared.loops.withLock({ $0 }) {
-            loop.execute { context in context.attachment(LoopGateway.self)?.dropSubscribers(of: routes) }
+        for case let gateway? in shared.loopGateways.withLock({ $0 }) {
+            gateway.loop.execute { _ in gateway.object?.dropSubscribers(of: routes) }
         }
     }
+}
+
+/// A stored record and its push frame, encoded once for every loop and subscriber (nil when it could not be
+/// encoded).
+struct EncodedPush: Sendable {
+    let record: OrderChangeRecord
+    let frame: [UInt8]?
 }

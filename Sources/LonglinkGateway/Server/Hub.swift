@@ -6,6 +6,9 @@ import LonglinkCore
 /// shards its hub for the same reason). A route with one subscriber (a rider watching their order, the common
 /// case) is stored inline with no allocation of its own; a route with many gets a `Subscribers` list whose removal
 /// is O(1) by swapping with the last, so a broadcast route survives a mass disconnect.
+///
+/// Routes are keyed by their parts (`RouteKey`), so a record finds its subscribers without building its route's
+/// text; each entry keeps the subscribed `Route` to hand to its connections.
 final class Hub {
     /// The connections subscribed to one route with more than one subscriber.
     final class Subscribers {
@@ -45,23 +48,30 @@ final class Hub {
         }
     }
 
-    private var routes: [Route: Slot] = [:]
-    /// The line-wide routes (`order://taxi/*`) with subscribers on this loop: few, scanned per record.
-    private(set) var lineRoutes: [Route] = []
+    /// A route's subscribers and the route itself.
+    struct Entry {
+        var route: Route
+        var slot: Slot
+    }
+
+    private var routes: [RouteKey: Entry] = [:]
+    /// Line-wide routes (`order://taxi/*`) with subscribers on this loop: while 0, a record is looked up once.
+    private(set) var lineRouteCount = 0
 
     /// Adds a subscriber; returns true when it is the route's first on this loop (ask the broker for it).
     func add(_ connection: Connection, to route: Route) -> Bool {
-        switch routes[route] {
+        let key = RouteKey(route)
+        switch routes[key]?.slot {
         case nil:
-            routes[route] = .one(connection)
-            if route.isLineWide { lineRoutes.append(route) }
+            routes[key] = Entry(route: route, slot: .one(connection))
+            if key.isLineWide { lineRouteCount += 1 }
             return true
         case .one(let existing):
             guard existing !== connection else { return false }
             let subscribers = Subscribers()
             subscribers.add(existing)
             subscribers.add(connection)
-            routes[route] = .many(subscribers)
+            routes[key]?.slot = .many(subscribers)
             return false
         case .many(let subscribers):
             subscribers.add(connection)
@@ -72,23 +82,24 @@ final class Hub {
     /// Removes a subscriber. `removed` tells whether it was subscribed; `emptied` whether the route has no
     /// subscriber left on this loop (tell the broker).
     func remove(_ connection: Connection, from route: Route) -> (removed: Bool, emptied: Bool) {
-        switch routes[route] {
+        let key = RouteKey(route)
+        switch routes[key]?.slot {
         case nil:
             return (false, false)
         case .one(let existing):
             guard existing === connection else { return (false, false) }
-            routes[route] = nil
-            if route.isLineWide { lineRoutes.removeAll { $0 == route } }
+            routes[key] = nil
+            if key.isLineWide { lineRouteCount -= 1 }
             return (true, true)
         case .many(let subscribers):
             let removed = subscribers.remove(connection)
             switch subscribers.count {
             case 0:
-                routes[route] = nil
-                if route.isLineWide { lineRoutes.removeAll { $0 == route } }
+                routes[key] = nil
+                if key.isLineWide { lineRouteCount -= 1 }
                 return (removed, true)
             case 1:
-                routes[route] = .one(subscribers.connections[0])
+                routes[key]?.slot = .one(subscribers.connections[0])
                 return (removed, false)
             default:
                 return (removed, false)
@@ -100,30 +111,39 @@ final class Hub {
     /// the route). Subscribers may unsubscribe (be cut) from inside `body`; the iteration works on a snapshot.
     @discardableResult
     func forEachSubscriber(of route: Route, _ body: (Connection) -> Void) -> Int {
-        switch routes[route] {
-        case nil:
-            return 0
+        forEachSubscriber(of: RouteKey(route)) { connection, _ in body(connection) }
+    }
+
+    /// Calls `body` with every subscriber of the route with `key` on this loop and the subscribed route, and
+    /// returns how many there were (one lookup, no route text built). Subscribers may unsubscribe (be cut) from
+    /// inside `body`; the iteration works on a snapshot.
+    @discardableResult
+    func forEachSubscriber(of key: RouteKey, _ body: (Connection, Route) -> Void) -> Int {
+        guard let entry = routes[key] else { return 0 }
+        switch entry.slot {
         case .one(let connection):
-            body(connection)
+            body(connection, entry.route)
             return 1
         case .many(let subscribers):
             let connections = subscribers.connections
-            for connection in connections { body(connection) }
+            for connection in connections { body(connection, entry.route) }
             return connections.count
         }
     }
 
+    /// Whether the route with `key` has a subscriber on this loop.
+    func contains(_ key: RouteKey) -> Bool { routes[key] != nil }
 
     /// Routes with at least one subscriber on this loop.
     var routeCount: Int { routes.count }
 
     /// Subscriptions on this loop.
-    var subscriptionCount: Int { routes.values.reduce(0) { $0 + $1.count } }
+    var subscriptionCount: Int { routes.values.reduce(0) { $0 + $1.slot.count } }
 
     /// Subscribers per route on this loop (for inspection).
     func subscriberCounts() -> [String: Int] {
         var counts: [String: Int] = [:]
-        for (route, subscribers) in routes { counts[route.text] = subscribers.count }
+        for entry in routes.values { counts[entry.route.text] = entry.slot.count }
         return counts
     }
 }

@@ -2,27 +2,35 @@ import LonglinkCore
 import LonglinkLoop
 import Synchronization
 
-/// Fan-out on one loop: a commit batch's records reach this loop's subscribers, each push encoded once per loop.
+/// Fan-out on one loop: a commit batch's pushes (each encoded once for the whole process) reach this loop's
+/// subscribers.
 extension LoopGateway {
-    /// A batch of stored records for this loop's subscribers, in commit order, with their routes (`routes[i]` is
-    /// `records[i].route`, built once for all loops). A record's push is encoded once, when its first subscriber
-    /// here takes it, and the same bytes go to every one of them (one hub lookup per record); the counters are
-    /// added once per batch.
-    func deliver(_ records: [OrderChangeRecord], on routes: [Route]) {
+    /// A batch of stored records for this loop's subscribers, in commit order, each with its push frame. The same
+    /// bytes go to every subscriber (one hub lookup per record, by `RouteKey`: no route text is built); the counters
+    /// are added once per batch.
+    func deliver(_ pushes: [EncodedPush]) {
         let counters = shared.counters
         let now = wallMillis
         var pushed = 0
         var pushedBytes = 0
-        for (record, route) in zip(records, routes) {
-            var push = PushBytes.notEncoded
+        for encoded in pushes {
+            let record = encoded.record
+            let key = RouteKey(record)
+            var push = PushBytes(frame: encoded.frame, failed: encoded.frame == nil)
             var count = 0
-            var subscribers = hub.forEachSubscriber(of: route) { connection in
+            var orderRoute: Route?
+            var subscribers = hub.forEachSubscriber(of: key) { connection, route in
+                orderRoute = route
                 if connection.deliver(record, on: route, push: &push) { count += 1 }
             }
             // Line-wide subscribers (`order://taxi/*`) get the same bytes: the push names the order's route.
-            for line in hub.lineRoutes where line.lineCovers(route) {
-                subscribers += hub.forEachSubscriber(of: line) { connection in
-                    if connection.deliver(record, on: route, via: line, push: &push) { count += 1 }
+            if hub.lineRouteCount > 0 {
+                let lineKey = key.lineWide
+                if hub.contains(lineKey) {
+                    let route = orderRoute ?? record.route
+                    subscribers += hub.forEachSubscriber(of: lineKey) { connection, line in
+                        if connection.deliver(record, on: route, via: line, push: &push) { count += 1 }
+                    }
                 }
             }
             guard subscribers > 0 else { continue }
@@ -39,7 +47,7 @@ extension LoopGateway {
         }
     }
 
-    /// A record's push frame, encoded on first use and shared by every subscriber on this loop; and the same
+    /// A record's push frame, encoded once per process (or on first use) and shared by every subscriber; and the same
     /// frame wrapped in a message of a message transport (WebSocket), made once for all subscribers on such
     /// transports (a server message's header depends only on its length).
     struct PushBytes {

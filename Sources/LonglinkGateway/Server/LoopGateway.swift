@@ -65,6 +65,10 @@ final class LoopGateway {
     var deferredHandshakes: [Connection] = []
     /// This loop's subscriptions that asked for presence events (connection id, route); see `LoopGateway+Presence`.
     var presenceListeners: Set<PresenceListener> = []
+    /// This object with its loop, for jobs posted to it from other threads (deliveries): no lookup by type.
+    private(set) lazy var bound = LoopBound(self, on: context)
+    /// This loop's index (its bit in `LoopRoutes`).
+    var loopIndex: Int { context.eventLoop.id }
 
     init(context: LoopContext, shared: GatewayShared, listeners specs: [ListenerSpec]) throws(IOError) {
         self.context = context
@@ -109,6 +113,12 @@ final class LoopGateway {
                 throw error
             }
             listeners.append(listener)
+        }
+        let bound = self.bound
+        let index = context.eventLoop.id
+        shared.loopGateways.withLock { gateways in
+            while gateways.count <= index { gateways.append(nil) }
+            gateways[index] = bound
         }
     }
 
@@ -235,10 +245,13 @@ final class LoopGateway {
 
     func subscribe(_ connection: Connection, to route: Route, since: StreamPosition?, requestID: UInt32) {
         if hub.add(connection, to: route) {
+            // Before the broker and the snapshot read: every commit after the read finds this loop.
+            shared.loopRoutes.add(route, loop: loopIndex)
             do {
                 try shared.broker.subscribe([route])
             } catch {
                 _ = hub.remove(connection, from: route)
+                shared.loopRoutes.remove(route, loop: loopIndex)
                 shared.counters.brokerErrors.add(1, ordering: .relaxed)
                 connection.perform(connection.peer.subscribeFailed(route: route, error: .storage("\(error)", retryable: true)))
                 return
@@ -332,7 +345,10 @@ final class LoopGateway {
             shared.counters.subscriptions.subtract(1, ordering: .relaxed)
             presenceLeft(connection, route)
         }
-        if emptied { try? shared.broker.unsubscribe([route]) }
+        if emptied {
+            shared.loopRoutes.remove(route, loop: loopIndex)
+            try? shared.broker.unsubscribe([route])
+        }
     }
 
     // MARK: Time

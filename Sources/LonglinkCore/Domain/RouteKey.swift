@@ -1,0 +1,53 @@
+/// A route as its three parts (kind, namespace, key) for lookups on the fan-out path: made from a record without
+/// building the route's text (`OrderChangeRecord.route` allocates a string of 20-odd bytes per record), hashed by
+/// the order id's precomputed hash (8 bytes), and equal exactly when the two routes are equal.
+///
+/// The broker's and the hubs' tables are keyed by it; a `Route` (a subscription) gives its key once, when it is
+/// subscribed. A line-wide route (`order://taxi/*`) has the key `*`, which no order id can have.
+public struct RouteKey: Hashable, Sendable {
+    /// The route's kind (`order`, `config`).
+    public let kind: RouteKind
+    /// The namespace: the business line (or a toggle's app).
+    public let line: BusinessLine
+    /// The key: the order id (or a toggle's name), `*` for a line-wide route.
+    public let id: OrderID
+
+    /// The key of the route `record` is pushed on (no string is built).
+    public init(_ record: OrderChangeRecord) {
+        let cell = record.cell.value
+        self.kind = cell.kind
+        self.line = cell.line
+        self.id = cell.orderID
+    }
+
+    /// The key of `route` (its parts are cut out of its text: for subscribing, not per record).
+    public init(_ route: Route) {
+        self.kind = route.kind
+        self.line = BusinessLine(validated: route.namespace)
+        self.id = OrderID(validated: route.key)
+    }
+
+    /// The key of the line-wide route covering this one (`order://taxi/*` for `order://taxi/8812`).
+    public var lineWide: RouteKey { RouteKey(kind: kind, line: line, id: Self.lineWideID) }
+
+    /// Whether this is a line-wide route's key.
+    public var isLineWide: Bool { id == Self.lineWideID }
+
+    /// The route itself (builds its text).
+    public var route: Route { Route(scheme: kind.scheme, namespace: line.name, key: id.rawValue) }
+
+    private init(kind: RouteKind, line: BusinessLine, id: OrderID) {
+        self.kind = kind
+        self.line = line
+        self.id = id
+    }
+
+    private static let lineWideID = OrderID(validated: "*")
+
+    public static func == (lhs: RouteKey, rhs: RouteKey) -> Bool {
+        lhs.id == rhs.id && lhs.line == rhs.line && lhs.kind.scheme == rhs.kind.scheme
+    }
+
+    /// The order id's hash alone: keys that differ only in line or kind are rare and told apart by `==`.
+    public func hash(into hasher: inout Hasher) { hasher.combine(id.textHash) }
+}

@@ -1,0 +1,63 @@
+import LonglinkCore
+import Synchronization
+
+/// Which loops hold subscribers of which routes, so that a commit wakes only the loops it has pushes for.
+///
+/// A loop adds its bit for a route when the route gets its first subscriber on that loop, before it asks the broker
+/// for the route and before it reads the subscriber's snapshot, and removes it when the route's last subscriber on
+/// that loop leaves: every record committed after a snapshot read finds the bit (the table's lock orders the two),
+/// so snapshot-then-pushes keeps its no-gap promise. Keyed by `RouteKey` (no route text per record). Loops beyond
+/// the 64th are not tracked: with more loops than that, every loop gets every batch, as before.
+final class LoopRoutes: Sendable {
+    /// Loop masks by route; line-wide routes (`order://taxi/*`) are in it under their line-wide key.
+    private struct State {
+        var masks: [RouteKey: UInt64] = [:]
+        /// Line-wide routes in `masks`: while 0, a record is looked up once.
+        var lineWide = 0
+    }
+
+    private let state = Mutex(State())
+    /// Whether masks are tracked (at most 64 loops).
+    let tracks: Bool
+
+    init(loopCount: Int) { self.tracks = loopCount <= 64 }
+
+    /// Loop `loop` now has a subscriber of `route` (its first there).
+    func add(_ route: Route, loop: Int) {
+        guard tracks else { return }
+        let key = RouteKey(route)
+        state.withLock { state in
+            let old = state.masks[key] ?? 0
+            if old == 0 && key.isLineWide { state.lineWide += 1 }
+            state.masks[key] = old | (1 << UInt64(loop))
+        }
+    }
+
+    /// Loop `loop` has no subscriber of `route` left.
+    func remove(_ route: Route, loop: Int) {
+        guard tracks else { return }
+        let key = RouteKey(route)
+        state.withLock { state in
+            guard let old = state.masks[key] else { return }
+            let mask = old & ~(1 << UInt64(loop))
+            if mask == 0 {
+                state.masks[key] = nil
+                if key.isLineWide { state.lineWide -= 1 }
+            } else {
+                state.masks[key] = mask
+            }
+        }
+    }
+
+    /// The loops with subscribers of each record's route (`masks[i]` for `records[i]`), under one lock.
+    func masks(for records: [OrderChangeRecord], into masks: inout [UInt64]) {
+        state.withLock { state in
+            for record in records {
+                let key = RouteKey(record)
+                var mask = state.masks[key] ?? 0
+                if state.lineWide > 0 { mask |= state.masks[key.lineWide] ?? 0 }
+                masks.append(mask)
+            }
+        }
+    }
+}
