@@ -91,7 +91,7 @@ struct LoopbackCaptureTests {
         let server = "127.0.0.1:\(port)"
         let created = await runCLI(["publish", "--server", server, "--order", "inspect-1", "--line", "taxi", "--state", "created"])
         #expect(created.code == 0, "\(created.err)")
-        let subscriber = Task { await runCLI(["subscribe", "order://taxi/inspect-1", "--server", server, "--count", "2", "--duration", "20s"]) }
+        let subscriber = Task { await runCLI(["subscribe", "order://taxi/inspect-1", "--server", server, "--count", "2", "--duration", "60s"]) }
         // The subscription is active once its `subscribed` frame is in the capture.
         #expect(await eventually(timeout: .seconds(15)) { Self.kinds(in: file, port: port).contains("server subscribed") })
         let dispatching = await runCLI(["publish", "--server", server, "--order", "inspect-1", "--line", "taxi", "--state", "dispatching"])
