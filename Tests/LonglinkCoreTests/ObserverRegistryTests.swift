@@ -1,3 +1,4 @@
+import Glibc
 import Dispatch
 import LonglinkCore
 import LonglinkTestSupport
@@ -40,6 +41,27 @@ struct ObserverRegistryTests {
         #expect(taxi.orders == ["a", "b", "c"])
         #expect(all.orders == ["a", "b", "c", "a", "z"])
         #expect(tokens.count == 3 && registry.observerCount == 3)
+    }
+
+    @Test("an inline observer is told on the notifying thread before notify returns, in order, until cancelled")
+    func inline() throws {
+        let registry = ObserverRegistry()
+        let taxi = Collector()
+        let threads = Mutex<[UInt]>([])
+        let token = registry.observeInline(.namespace(.order, "taxi"), taxi)
+        let probe = registry.observeInline(.all, BlockObserver({ _ in
+            threads.withLock { $0.append(UInt(pthread_self())) }
+        }))
+        // No waitUntilDelivered: an inline observer has nothing in flight once notify returned.
+        registry.notify(try changes(["a", "b"]) + changes(["x"], line: .express) + changes(["c"]))
+        #expect(taxi.orders == ["a", "b", "c"])
+        let here = UInt(pthread_self())
+        #expect(threads.withLock { $0 } == [here, here, here, here], "told on the thread that called notify")
+        token.cancel()
+        registry.notify(try changes(["d"]))
+        #expect(taxi.orders == ["a", "b", "c"])
+        #expect(registry.observerCount == 1)
+        probe.cancel()
     }
 
     @Test("a block observer runs its closure and survives its errors")

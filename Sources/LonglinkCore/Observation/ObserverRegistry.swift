@@ -10,6 +10,10 @@ import Synchronization
 /// logged once per overflow episode) until it catches up. Observers that must not lose changes (the broker
 /// adapter) register with a larger limit, or observe from the writer side of their own queue. Changes reach an
 /// observer in the order they were committed.
+///
+/// An observer whose `contentDidChange` is short and never blocks (a ring of recent changes, a counter) can be
+/// registered `inline` instead: it is called on the notifying thread before `notify` returns, with no queue, no hop
+/// to another thread and no backlog per commit.
 public final class ObserverRegistry: Sendable {
     /// The bound on undelivered changes per registration when `observe` is not given one.
     public let defaultLimit: Int
@@ -22,6 +26,11 @@ public final class ObserverRegistry: Sendable {
         var registrations: [Int: Registration] = [:]
         /// Registration ids in registration order, so delivery order among observers is stable.
         var order: [Int] = []
+        /// The registrations in `order`, rebuilt when one is added or removed: `notify` takes this array (a
+        /// reference count) instead of building one per commit.
+        var ordered: [Registration] = []
+
+        mutating func rebuildOrdered() { ordered = order.compactMap { registrations[$0] } }
     }
 
     /// An empty registry.
@@ -35,12 +44,24 @@ public final class ObserverRegistry: Sendable {
     public func observe(_ pattern: RoutePattern, _ observer: any ContentObserver, limit: Int? = nil)
         -> ObservationToken
     {
-        let registration = Registration(pattern: pattern, observer: observer, limit: max(1, limit ?? defaultLimit))
+        register(Registration(pattern: pattern, observer: observer, limit: max(1, limit ?? defaultLimit), inline: false))
+    }
+
+    /// Watches `pattern` with an observer called on the notifying thread (the Store's writer, or the loop that
+    /// committed), in commit order, before `notify` returns: no queue and no thread hop per commit. Only for an
+    /// observer whose `contentDidChange` is short and never blocks or calls back into the Store (it delays the
+    /// commit's completions).
+    public func observeInline(_ pattern: RoutePattern, _ observer: any ContentObserver) -> ObservationToken {
+        register(Registration(pattern: pattern, observer: observer, limit: Int.max, inline: true))
+    }
+
+    private func register(_ registration: Registration) -> ObservationToken {
         let id = state.withLock { state in
             let id = state.nextID
             state.nextID += 1
             state.registrations[id] = registration
             state.order.append(id)
+            state.rebuildOrdered()
             return id
         }
         return ObservationToken { [weak self] in
@@ -88,8 +109,15 @@ public final class ObserverRegistry: Sendable {
     /// Returns at once; delivery happens on each registration's queue.
     public func notify(_ changes: [ContentChange]) {
         guard !changes.isEmpty else { return }
-        let registrations = state.withLock { state in state.order.compactMap { state.registrations[$0] } }
+        let registrations = state.withLock { $0.ordered }
         for registration in registrations {
+            if registration.inline {
+                for change in changes where registration.pattern.matches(change.route) {
+                    guard registration.active.load(ordering: .acquiring) else { break }
+                    registration.observer.contentDidChange(change)
+                }
+                continue
+            }
             if let delegate = registration.observer as? DelegateObserver, delegate.isReleased {
                 registration.active.store(false, ordering: .releasing)
                 remove(registration)
@@ -131,7 +159,10 @@ public final class ObserverRegistry: Sendable {
 
     private func remove(_ id: Int) {
         state.withLock { state in
-            if state.registrations.removeValue(forKey: id) != nil { state.order.removeAll { $0 == id } }
+            if state.registrations.removeValue(forKey: id) != nil {
+                state.order.removeAll { $0 == id }
+                state.rebuildOrdered()
+            }
         }
     }
 
@@ -140,25 +171,29 @@ public final class ObserverRegistry: Sendable {
             guard let id = state.registrations.first(where: { $0.value === registration })?.key else { return }
             state.registrations[id] = nil
             state.order.removeAll { $0 == id }
+            state.rebuildOrdered()
         }
     }
 }
 
-/// One observation: what it watches, who is told, its delivery queue and its backlog.
+/// One observation: what it watches, who is told, its delivery queue and its backlog (an inline one uses
+/// neither: it is called on the notifying thread).
 private final class Registration: Sendable {
     let pattern: RoutePattern
     let observer: any ContentObserver
     let limit: Int
+    let inline: Bool
     let queue = DispatchQueue(label: "longlink.observer")
     let pending = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
     let overflowing = Atomic<Bool>(false)
     let active = Atomic<Bool>(true)
 
-    init(pattern: RoutePattern, observer: any ContentObserver, limit: Int) {
+    init(pattern: RoutePattern, observer: any ContentObserver, limit: Int, inline: Bool) {
         self.pattern = pattern
         self.observer = observer
         self.limit = limit
+        self.inline = inline
     }
 
     /// Reserves room for up to `count` changes in the backlog; returns how many fit.

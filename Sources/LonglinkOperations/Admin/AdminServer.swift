@@ -84,7 +84,7 @@ public final class AdminServer: Sendable {
         self.storeProbeTimeout = storeProbeTimeout
         self.httpConfiguration = httpConfiguration
         self.drainAction = drainAction
-        self.recentToken = observers.observe(.all, recent, limit: 4_096)
+        self.recentToken = observers.observeInline(.all, recent)
     }
 
     /// The bound port (0 before `start`).
