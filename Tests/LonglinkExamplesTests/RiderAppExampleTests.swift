@@ -114,11 +114,14 @@ struct AppOutput {
         }
     }
 
-    /// Whether the last `state:` line says connected and a `subscribed:` line follows it.
+    /// Whether the last `state:` line says connected and a `subscribed:` line came after the connection attempt it
+    /// ends (the last `state: connecting`). The app prints states from an AsyncStream consumed by a task and
+    /// subscriptions from a callback, so under load `subscribed:` may come out before that attempt's `connected`.
     var isSubscribedOnCurrentConnection: Bool {
         guard let lastState = lines.lastIndex(where: { $0.hasPrefix("state: ") }), lines[lastState].hasPrefix("state: connected") else {
             return false
         }
-        return lines[lastState...].contains { $0.hasPrefix("subscribed: ") }
+        let attempt = lines.lastIndex { $0.hasPrefix("state: connecting") } ?? lines.startIndex
+        return lines[attempt...].contains { $0.hasPrefix("subscribed: ") }
     }
 }
