@@ -25,7 +25,7 @@ struct CallgrindServers {
     /// Finds valgrind and objcopy, and writes the stripped copy of `binary` into `directory`.
     init(binary: String, directory: String) throws {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw BenchError("--binary \(binary) is not an executable (build it first: swift build -c release)")
+            throw BenchError("--binary \(binary) is not an executable (build it first: make release)")
         }
         guard let valgrind = BenchServers.findExecutable("valgrind") else {
             throw BenchError("valgrind is not installed (Debian package valgrind)")

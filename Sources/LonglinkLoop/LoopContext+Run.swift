@@ -48,9 +48,7 @@ extension LoopContext {
         // 5. Jobs from other threads last: they see the state after this iteration's I/O and timers, and writes
         //    they queue are flushed by step 1 right away. The batch array is swapped, not reallocated.
         //    Then the loop-local jobs (`enqueue`); those they enqueue wait for the next iteration.
-        eventLoop.inbox.take(into: &jobs)
-        for job in jobs { job(self) }
-        jobs.removeAll(keepingCapacity: true)
+        runPostedJobs()
         swap(&localJobs, &localBatch)
         for job in localBatch { job() }
         localBatch.removeAll(keepingCapacity: true)
@@ -60,6 +58,18 @@ extension LoopContext {
             let busy = (sleeping &- started) &+ (MonotonicClock.nanoseconds() &- now)
             for observer in iterationObservers { observer(busy) }
         }
+    }
+
+    /// Runs the jobs waiting in the inbox now (step 5 does this every iteration). For a before-sleep hook whose work
+    /// posted jobs to this loop from this loop's thread (a Store commit on the loop: its deliveries and publish
+    /// results): run here, before the flush, they are written in this iteration instead of costing another one
+    /// (a poll, the timers and the hooks again). Jobs these jobs post wait for step 5.
+    public func runPostedJobs() {
+        precondition(eventLoop.inEventLoop, "runPostedJobs off the loop's thread")
+        eventLoop.inbox.take(into: &jobs)
+        guard !jobs.isEmpty else { return }
+        for job in jobs { job(self) }
+        jobs.removeAll(keepingCapacity: true)
     }
 
     /// Runs after the last iteration: refuses new jobs and runs the ones already queued, so a `stop()` posted

@@ -114,7 +114,7 @@ final class CAllocations {
 
     /// A state as a catalog number or a copied name.
     func state(_ state: OrderState) throws(FrameError) -> CState {
-        if let number = StateCatalog.codes[state] { return .code(Longlink__V1__State(rawValue: number)) }
+        if let number = StateCatalog.code(of: state) { return .code(Longlink__V1__State(rawValue: number)) }
         return .name(try string(state.name))
     }
 

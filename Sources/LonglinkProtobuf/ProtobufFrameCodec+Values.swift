@@ -25,6 +25,18 @@ enum StateCatalog {
     static let codes: [OrderState: UInt32] = Dictionary(
         uniqueKeysWithValues: entries.map { (OrderState($0.0), $0.1) })
 
+    /// The catalog's states with their numbers, for `code(of:)`.
+    private static let table: [(state: OrderState, code: UInt32)] = entries.map { (OrderState($0.0), $0.1) }
+
+    /// The wire number of `state`, nil when the catalog does not hold it. A scan of the catalog's dozen entries:
+    /// `OrderState`'s `==` compares the precomputed hashes first, so a miss costs one integer comparison, where a
+    /// dictionary lookup runs the hasher (the push encoder asks twice per record).
+    @inline(__always)
+    static func code(of state: OrderState) -> UInt32? {
+        for entry in table where entry.state == state { return entry.code }
+        return nil
+    }
+
     private static var entries: [(String, UInt32)] {
         let descriptor = longlink__v1__state__descriptor
         var result: [(String, UInt32)] = []
@@ -71,7 +83,7 @@ extension ProtobufFrameCodec {
 
     /// Calls `body` with `state` as a catalog number, or as its name when the catalog does not hold it.
     static func withCState(_ state: OrderState, _ body: (CState) -> FrameError?) -> FrameError? {
-        if let number = StateCatalog.codes[state] {
+        if let number = StateCatalog.code(of: state) {
             return body(.code(Longlink__V1__State(rawValue: number)))
         }
         return withCString(state.name) { body(.name($0)) }

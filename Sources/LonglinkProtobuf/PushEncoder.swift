@@ -60,7 +60,7 @@ enum PushEncoder {
         case name(String)
 
         init(_ state: OrderState) {
-            if let code = StateCatalog.codes[state] { self = .code(code) } else { self = .name(state.name) }
+            if let code = StateCatalog.code(of: state) { self = .code(code) } else { self = .name(state.name) }
         }
 
         func size() -> Int {

@@ -73,9 +73,11 @@ struct ProtobufFrameCodecTests {
                      "driver_arrived", "in_trip", "completed", "paid", "cancelled", "no_driver_timeout",
                      "pool_matched"] {
             #expect(StateCatalog.codes[OrderState(name)] != nil, "\(name) is in the catalog")
+            #expect(StateCatalog.code(of: OrderState(name)) == StateCatalog.codes[OrderState(name)])
             #expect(try size(OrderState(name)) == size("paid"))
         }
         #expect(StateCatalog.codes["paid"] == 10)
+        #expect(StateCatalog.code(of: "custom_state") == nil)
         #expect(StateCatalog.codes.count == 13)
     }
 

@@ -12,6 +12,7 @@ extension LoopGateway {
         let connectionID = connection.id
         let shared = self.shared
         let results = publishResults
+        let bound = self.bound
         let started = MonotonicClock.nanoseconds()
         storeWorkQueued = true
         connection.pendingPublishes += 1
@@ -36,7 +37,7 @@ extension LoopGateway {
             }
             let completed = PublishResults.Completed(connectionID: connectionID, requestID: requestID, result: result)
             if results.add(completed) {
-                loop.execute { context in context.attachment(LoopGateway.self)?.completePublishes() }
+                loop.execute { _ in bound.object?.completePublishes() }
             }
         }
     }

@@ -89,7 +89,9 @@ final class LoopGateway {
         self.handshakeTokens = max(1, shared.configuration.admission.handshakesPerIteration)
         context.attach(self)
         context.addBeforeSleep { [unowned self] in
-            self.commitStoreWork()
+            // A commit made here (a store that commits on its caller) posts this loop its deliveries and publish
+            // results: run them now, so this iteration's flush writes them (one iteration per publish, not two).
+            if self.commitStoreWork() { self.context.runPostedJobs() }
             self.flushPending()
             self.refillHandshakeBudget()
         }
@@ -208,10 +210,13 @@ final class LoopGateway {
 
     /// Before sleeping: commits the publishes and subscribe reads this iteration queued, as one batch (on this
     /// thread when the store allows it; their results come back through the inbox).
-    private func commitStoreWork() {
-        guard storeWorkQueued else { return }
+    /// Commits the Store work this loop queued (on this thread when the store commits on its caller, else wakes
+    /// the writer); false when none was queued.
+    private func commitStoreWork() -> Bool {
+        guard storeWorkQueued else { return false }
         storeWorkQueued = false
         shared.store.commitQueued()
+        return true
     }
 
     func scheduleFlush(_ connection: Connection) {
