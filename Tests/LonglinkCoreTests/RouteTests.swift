@@ -72,5 +72,13 @@ struct RouteTests {
         #expect(!GeoPoint(latitudeE6: 91_000_000, longitudeE6: 0).isValid)
         let merged = OrderFields(driverID: "d1", etaSeconds: 300).merging(OrderFields(etaSeconds: 120))
         #expect(merged == OrderFields(driverID: "d1", etaSeconds: 120))
+        // A change that sets every field the snapshot holds (and more) is the merge itself.
+        let location = GeoPoint(latitudeE6: 1, longitudeE6: 2)
+        let covering = OrderFields(driverID: "d2", etaSeconds: 60, location: location, payload: [7])
+        #expect(OrderFields(driverID: "d1", etaSeconds: 300).merging(covering) == covering)
+        #expect(OrderFields(payload: [1, 2]).merging(OrderFields(payload: [3])) == OrderFields(payload: [3]))
+        #expect(
+            OrderFields(cancellationReason: "rider", payload: [1]).merging(OrderFields(payload: [3]))
+                == OrderFields(cancellationReason: "rider", payload: [3]))
     }
 }

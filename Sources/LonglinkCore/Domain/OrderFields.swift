@@ -117,10 +117,25 @@ public struct OrderFields: Hashable, Sendable {
     }
     public func hash(into hasher: inout Hasher) { hasher.combine(box?.value ?? Storage()) }
 
+    /// Whether `change` sets every field `current` holds (merging it over `current` then gives `change`).
+    @inline(__always)
+    private static func covers(_ change: borrowing Storage, _ current: borrowing Storage) -> Bool {
+        (current.driverID == nil || change.driverID != nil) && (current.etaSeconds == nil || change.etaSeconds != nil)
+            && (current.location == nil || change.location != nil)
+            && (current.cancellationReason == nil || change.cancellationReason != nil)
+            && (current.payload.isEmpty || !change.payload.isEmpty) && (current.toggle == nil || change.toggle != nil)
+    }
+
     /// These fields with every field `change` sets written over them.
     public func merging(_ change: OrderFields) -> OrderFields {
         guard let set = change.box else { return self }
         guard let current = box else { return change }
+        // The usual case (a location or a payload update over a snapshot holding the same kinds of field): the
+        // change sets every field the snapshot has, so the merge is the change itself; share its box instead of
+        // copying both into a new one.
+        if Self.covers(set.value, current.value) {
+            return change
+        }
         var merged = current.value
         if let driverID = set.value.driverID { merged.driverID = driverID }
         if let etaSeconds = set.value.etaSeconds { merged.etaSeconds = etaSeconds }
