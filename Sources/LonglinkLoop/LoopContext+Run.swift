@@ -51,7 +51,7 @@ extension LoopContext {
         runPostedJobs()
         swap(&localJobs, &localBatch)
         for job in localBatch { job() }
-        localBatch.removeAll(keepingCapacity: true)
+        localBatch.removeAllKeepingStorage()
 
         // 6. Load metrics: busy time is the hooks before the sleep plus everything after it.
         if measuring {
@@ -69,7 +69,7 @@ extension LoopContext {
         eventLoop.inbox.take(into: &jobs)
         guard !jobs.isEmpty else { return }
         for job in jobs { job(self) }
-        jobs.removeAll(keepingCapacity: true)
+        jobs.removeAllKeepingStorage()
     }
 
     /// Runs after the last iteration: refuses new jobs and runs the ones already queued, so a `stop()` posted

@@ -1,4 +1,5 @@
 import Glibc
+import LonglinkCore
 
 /// A connection's pending output: a FIFO of immutable byte chunks, flushed with gathered writes.
 ///
@@ -81,7 +82,7 @@ public struct OutboundQueue: Sendable {
             headOffset = 0
         }
         if head == chunks.count {
-            chunks.removeAll(keepingCapacity: true)
+            chunks.removeAllKeepingStorage()
             head = 0
             tailIsPrivate = false
         } else if head >= 32 && head * 2 >= chunks.count {
@@ -136,7 +137,7 @@ public struct OutboundQueue: Sendable {
 
     /// Drops everything queued (the connection is closing).
     public mutating func removeAll() {
-        chunks.removeAll(keepingCapacity: true)
+        chunks.removeAllKeepingStorage()
         head = 0
         headOffset = 0
         queuedBytes = 0

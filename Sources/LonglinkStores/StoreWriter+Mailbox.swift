@@ -155,7 +155,7 @@ final class Mailbox: Sendable {
                 guard slot.store != nil else { return requests.forEach { $0.fail() } }
                 process(requests, &slot)
             }
-            requests.removeAll(keepingCapacity: true)
+            requests.removeAllKeepingStorage()
             drained = requests
             left -= 1
         }
@@ -254,7 +254,7 @@ final class Mailbox: Sendable {
                 if case .success(let applied) = result, !applied.deduplicated { slot.records.append(applied.record) }
             }
             if !slot.records.isEmpty { committed.hand(slot.records) }
-            slot.records.removeAll(keepingCapacity: true)
+            slot.records.removeAllKeepingStorage()
         }
         for (completion, result) in zip(slot.completions, results) { completion(result) }
         if let observers, observers.observerCount > 0 {
@@ -267,8 +267,8 @@ final class Mailbox: Sendable {
             }
             observers.notify(notes)
         }
-        slot.pending.removeAll(keepingCapacity: true)
-        slot.completions.removeAll(keepingCapacity: true)
+        slot.pending.removeAllKeepingStorage()
+        slot.completions.removeAllKeepingStorage()
     }
 
     private func expire(_ store: any OrderStore) {

@@ -9,7 +9,7 @@ extension Route {
     }
 
     /// Whether this is a line-wide route (`kind://namespace/*`). One byte compared: no string is built.
-    public var isLineWide: Bool { text.utf8.last == UInt8(ascii: "*") }
+    public var isLineWide: Bool { keyIsWildcard }
 
     /// Whether this line-wide route covers `route` (a route of its kind and namespace), without building strings.
     public func lineCovers(_ route: Route) -> Bool {

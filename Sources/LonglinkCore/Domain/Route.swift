@@ -11,6 +11,8 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
     private let schemeLength: UInt8
     /// UTF-8 length of the namespace.
     private let namespaceLength: UInt8
+    /// Whether the key is `*` (a line-wide route): asked on every delivery, so stored, not read off the text.
+    let keyIsWildcard: Bool
 
     init(scheme: String, namespace: String, key: String) {
         // Copied part by part: a record's route is built on the fan-out path, where interpolation cost ~1,500
@@ -37,6 +39,7 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
         }
         self.schemeLength = UInt8(scheme.utf8.count)
         self.namespaceLength = UInt8(namespace.utf8.count)
+        self.keyIsWildcard = key == "*"
     }
 
     /// The route's kind, its URL scheme.
@@ -111,7 +114,11 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     public var description: String { text }
     public static func < (lhs: Route, rhs: Route) -> Bool { lhs.text < rhs.text }
-    public static func == (lhs: Route, rhs: Route) -> Bool { lhs.text == rhs.text }
+    public static func == (lhs: Route, rhs: Route) -> Bool {
+        // The lengths first: a subscription table compares a delivered route with each of its routes, and most
+        // differ in length; equal text means equal lengths (the text is canonical).
+        lhs.schemeLength == rhs.schemeLength && lhs.namespaceLength == rhs.namespaceLength && lhs.text == rhs.text
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(text) }
 }
 

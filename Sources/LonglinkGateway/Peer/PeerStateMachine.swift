@@ -84,6 +84,9 @@ public struct PeerStateMachine {
 
     /// Routes this peer is subscribed to (including those waiting for their snapshot).
     public var subscribedRoutes: [Route] { subscriptions.routes }
+    /// Keys the subscription to `route` by this copy of the route: the loop passes its hub's copy, the one every
+    /// delivery comes with, so `deliver` finds the subscription by comparing one pointer, not the route's text.
+    public mutating func adoptRoute(_ route: Route) { subscriptions.adoptKey(route) }
     /// Number of subscriptions.
     public var subscriptionCount: Int { subscriptions.count }
 

@@ -35,6 +35,16 @@ struct SubscriptionTable<Value> {
         }
     }
 
+    /// Stores `route` (an equal route, another copy of its text) as the key of its entry, so later lookups with
+    /// that copy compare one pointer instead of the text. No effect when no entry has the route.
+    mutating func adoptKey(_ route: Route) {
+        if first != nil && first!.route == route {
+            first!.route = route
+        } else if let index = rest.firstIndex(where: { $0.route == route }) {
+            rest[index].route = route
+        }
+    }
+
     /// Runs `body` on the value for `route` in place (one search, no copy out and back); nil when absent.
     mutating func update<R>(_ route: Route, _ body: (inout Value) -> R) -> R? {
         if first != nil && first!.route == route { return body(&first!.value) }

@@ -58,25 +58,26 @@ final class Hub {
     /// Line-wide routes (`order://taxi/*`) with subscribers on this loop: while 0, a record is looked up once.
     private(set) var lineRouteCount = 0
 
-    /// Adds a subscriber; returns true when it is the route's first on this loop (ask the broker for it).
-    func add(_ connection: Connection, to route: Route) -> Bool {
+    /// Adds a subscriber; `first` is true when it is the route's first on this loop (ask the broker for it), and
+    /// `route` is the hub's copy of the route, the one deliveries pass (`Connection.adoptRoute`).
+    func add(_ connection: Connection, to route: Route) -> (first: Bool, route: Route) {
         let key = RouteKey(route)
-        switch routes[key]?.slot {
-        case nil:
+        guard let entry = routes[key] else {
             routes[key] = Entry(route: route, slot: .one(connection))
             if key.isLineWide { lineRouteCount += 1 }
-            return true
+            return (true, route)
+        }
+        switch entry.slot {
         case .one(let existing):
-            guard existing !== connection else { return false }
+            guard existing !== connection else { return (false, entry.route) }
             let subscribers = Subscribers()
             subscribers.add(existing)
             subscribers.add(connection)
             routes[key]?.slot = .many(subscribers)
-            return false
         case .many(let subscribers):
             subscribers.add(connection)
-            return false
         }
+        return (false, entry.route)
     }
 
     /// Removes a subscriber. `removed` tells whether it was subscribed; `emptied` whether the route has no

@@ -52,7 +52,7 @@ extension LoopGateway {
                 connection.send(frame)
             }
         }
-        completedPublishes.removeAll(keepingCapacity: true)
+        completedPublishes.removeAllKeepingStorage()
     }
 
     func acknowledged(_ route: Route, offset: UInt64, by connection: Connection) {

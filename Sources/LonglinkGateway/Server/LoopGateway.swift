@@ -233,7 +233,7 @@ final class LoopGateway {
         // consolidate its free lists.
         swap(&pendingFlush, &flushBatch)
         for connection in flushBatch { connection.flush() }
-        flushBatch.removeAll(keepingCapacity: true)
+        flushBatch.removeAllKeepingStorage()
     }
 
     /// Encodes one frame for one connection (control frames; pushes are encoded once per record elsewhere).
@@ -249,7 +249,11 @@ final class LoopGateway {
     // MARK: Subscriptions
 
     func subscribe(_ connection: Connection, to route: Route, since: StreamPosition?, requestID: UInt32) {
-        if hub.add(connection, to: route) {
+        let added = hub.add(connection, to: route)
+        // Deliveries pass the hub's copy of the route: the peer keys its subscription by that copy, so finding it
+        // per delivery compares one pointer (the copies' texts are equal but stored apart).
+        connection.peer.adoptRoute(added.route)
+        if added.first {
             // Before the broker and the snapshot read: every commit after the read finds this loop.
             shared.loopRoutes.add(route, loop: loopIndex)
             do {
