@@ -107,14 +107,13 @@ enum PushEncoder {
             to = State(record.toState)
             from = record.fromState.map(State.init)
             fields = record.fields
-            hasFields =
-                fields.driverID != nil || fields.etaSeconds != nil || fields.location != nil
-                || fields.cancellationReason != nil || !fields.payload.isEmpty || fields.toggle != nil
+            hasFields = !fields.isEmpty
             fieldsSize = hasFields ? Self.size(of: fields) : 0
+            routeSize = scheme.utf8.count + 3 + line.utf8.count + 1 + id.utf8.count
             self.skippedBefore = skippedBefore
         }
 
-        var routeSize: Int { scheme.utf8.count + 3 + line.utf8.count + 1 + id.utf8.count }
+        let routeSize: Int
 
         var pushSize: Int {
             var size = delimitedSize(routeSize)

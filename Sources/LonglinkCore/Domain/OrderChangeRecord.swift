@@ -6,52 +6,52 @@
 /// makes a new cell (records are rarely edited: imports and tests).
 public struct OrderChangeRecord: Hashable, Sendable {
     /// The cell, shared by every copy (and by the snapshot made with this record).
-    private(set) var cell: ValueBox<OrderCell>
+    @usableFromInline private(set) var cell: ValueBox<OrderCell>
 
     /// The order that changed.
     public var orderID: OrderID {
-        get { cell.value.orderID }
+        @inlinable get { cell.value.orderID }
         set { ValueBox.update(&cell) { $0.orderID = newValue } }
     }
     /// Its business line.
     public var line: BusinessLine {
-        get { cell.value.line }
+        @inlinable get { cell.value.line }
         set { ValueBox.update(&cell) { $0.line = newValue } }
     }
     /// The state before the change; nil for the order's first record.
     public var fromState: OrderState? {
-        get { cell.value.fromState }
+        @inlinable get { cell.value.fromState }
         set { ValueBox.update(&cell) { $0.fromState = newValue } }
     }
     /// The state after the change.
     public var toState: OrderState {
-        get { cell.value.toState }
+        @inlinable get { cell.value.toState }
         set { ValueBox.update(&cell) { $0.toState = newValue } }
     }
     /// The fields set by this change (not merged; the snapshot holds the merged view).
     public var fields: OrderFields {
-        get { cell.value.fields }
+        @inlinable get { cell.value.fields }
         set { ValueBox.update(&cell) { $0.fields = newValue } }
     }
     /// Position in the order's history.
     public var position: StreamPosition {
-        get { cell.value.position }
+        @inlinable get { cell.value.position }
         set { ValueBox.update(&cell) { $0.position = newValue } }
     }
     /// When the Store accepted the change, in milliseconds since the Unix epoch.
     public var timestampMillis: UInt64 {
-        get { cell.value.timestampMillis }
+        @inlinable get { cell.value.timestampMillis }
         set { ValueBox.update(&cell) { $0.timestampMillis = newValue } }
     }
     /// The publisher's idempotency key (empty when none). Kept by stores, not pushed to subscribers.
     public var idempotencyKey: String {
-        get { cell.value.idempotencyKey }
+        @inlinable get { cell.value.idempotencyKey }
         set { ValueBox.update(&cell) { $0.idempotencyKey = newValue } }
     }
     /// The kind of route the record is on: `.order`, or `.config` for a feature toggle (whose app is `line` and
     /// name `orderID`).
     public var kind: RouteKind {
-        get { cell.value.kind }
+        @inlinable get { cell.value.kind }
         set { ValueBox.update(&cell) { $0.kind = newValue } }
     }
 
@@ -114,16 +114,17 @@ public struct OrderChangeRecord: Hashable, Sendable {
 /// so a store makes both with one allocation. A record reads the change's fields (`fields`, `fromState`,
 /// `toState`, `timestampMillis`); a snapshot reads the merged view (`merged`, `toState` as its state,
 /// `timestampMillis` as its update time, `createdAtMillis`).
+@usableFromInline
 struct OrderCell: Sendable {
-    var orderID: OrderID
-    var line: BusinessLine
-    var fromState: OrderState?
-    var toState: OrderState
-    var fields: OrderFields
-    var merged: OrderFields
-    var position: StreamPosition
-    var timestampMillis: UInt64
-    var createdAtMillis: UInt64
-    var idempotencyKey: String
-    var kind: RouteKind
+    @usableFromInline var orderID: OrderID
+    @usableFromInline var line: BusinessLine
+    @usableFromInline var fromState: OrderState?
+    @usableFromInline var toState: OrderState
+    @usableFromInline var fields: OrderFields
+    @usableFromInline var merged: OrderFields
+    @usableFromInline var position: StreamPosition
+    @usableFromInline var timestampMillis: UInt64
+    @usableFromInline var createdAtMillis: UInt64
+    @usableFromInline var idempotencyKey: String
+    @usableFromInline var kind: RouteKind
 }

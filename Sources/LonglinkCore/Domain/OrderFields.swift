@@ -34,45 +34,48 @@ public struct GeoPoint: Hashable, Sendable, CustomStringConvertible {
 /// copy their fields with one retain.
 public struct OrderFields: Hashable, Sendable {
     /// The values, shared by every copy; nil when no field is set.
+    /// (`@usableFromInline`: the getters below are inlined into the encoders of other modules, which read every
+    /// field of every pushed record.)
+    @usableFromInline
     struct Storage: Hashable, Sendable {
-        var driverID: String? = nil
-        var etaSeconds: UInt32? = nil
-        var location: GeoPoint? = nil
-        var cancellationReason: String? = nil
-        var payload: [UInt8] = []
-        var toggle: ToggleValue? = nil
+        @usableFromInline var driverID: String? = nil
+        @usableFromInline var etaSeconds: UInt32? = nil
+        @usableFromInline var location: GeoPoint? = nil
+        @usableFromInline var cancellationReason: String? = nil
+        @usableFromInline var payload: [UInt8] = []
+        @usableFromInline var toggle: ToggleValue? = nil
     }
 
-    private var box: ValueBox<Storage>?
+    @usableFromInline var box: ValueBox<Storage>?
 
     /// The assigned driver, once there is one.
     public var driverID: String? {
-        get { box?.value.driverID ?? nil }
+        @inlinable get { box?.value.driverID ?? nil }
         set { update { $0.driverID = newValue } }
     }
     /// Estimated seconds until the next milestone (pick-up or arrival).
     public var etaSeconds: UInt32? {
-        get { box?.value.etaSeconds ?? nil }
+        @inlinable get { box?.value.etaSeconds ?? nil }
         set { update { $0.etaSeconds = newValue } }
     }
     /// The driver's (or the order's) current location.
     public var location: GeoPoint? {
-        get { box?.value.location ?? nil }
+        @inlinable get { box?.value.location ?? nil }
         set { update { $0.location = newValue } }
     }
     /// Why the order was cancelled or timed out.
     public var cancellationReason: String? {
-        get { box?.value.cancellationReason ?? nil }
+        @inlinable get { box?.value.cancellationReason ?? nil }
         set { update { $0.cancellationReason = newValue } }
     }
     /// Opaque application bytes (at most `maxPayloadBytes`), pushed unchanged; empty when unused.
     public var payload: [UInt8] {
-        get { box?.value.payload ?? [] }
+        @inlinable get { box?.value.payload ?? [] }
         set { update { $0.payload = newValue } }
     }
     /// A feature toggle's value (records on `config://` routes only).
     public var toggle: ToggleValue? {
-        get { box?.value.toggle ?? nil }
+        @inlinable get { box?.value.toggle ?? nil }
         set { update { $0.toggle = newValue } }
     }
 
@@ -102,7 +105,7 @@ public struct OrderFields: Hashable, Sendable {
     public static let none = OrderFields()
 
     /// Whether no field is set.
-    public var isEmpty: Bool { box == nil }
+    @inlinable public var isEmpty: Bool { box == nil }
 
     private mutating func update(_ change: (inout Storage) -> Void) {
         var value = box?.value ?? Storage()

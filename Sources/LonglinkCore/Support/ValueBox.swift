@@ -1,7 +1,8 @@
 /// An immutable heap cell holding one value: what lets a large value type be copied by one retain.
+@usableFromInline
 final class ValueBox<Value: Sendable>: Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+    @usableFromInline let value: Value
+    @usableFromInline init(_ value: Value) { self.value = value }
 }
 
 extension ValueBox {
