@@ -29,6 +29,10 @@ public struct OutboundQueue: Sendable {
     public private(set) var queuedBytes = 0
     /// Whether the last chunk is the queue's own (filled by `appendReply`), so more replies may be added to it.
     private var tailIsPrivate = false
+    /// The last private reply chunk, emptied with its storage kept, once everything was written: the next reply
+    /// reuses it instead of allocating (a publisher gets one result per publish). Freed by
+    /// `releaseStorageIfEmpty` with the rest.
+    private var spareReply: [UInt8] = []
 
     /// Replies are gathered into one private chunk while it stays at most this size.
     public static let replyChunkCapacity = 4096
@@ -66,6 +70,38 @@ public struct OutboundQueue: Sendable {
         queuedBytes += chunk.count
     }
 
+    /// Queues a reply of at most `maxCount` bytes written by `write`, which appends them to the array it is given:
+    /// the queue's private last chunk when it has room (no array for the reply at all), else a new chunk that
+    /// later replies may join. `maxCount` is what `write` is expected to append at most (appending more only lets
+    /// the chunk outgrow `replyChunkCapacity`); it must not remove bytes. When it returns false, what it appended
+    /// is dropped and nothing is queued. (Not generic over an error type: a generic method of this module is not
+    /// specialised in its callers' modules, and that cost more than the reply's own array.)
+    @discardableResult
+    public mutating func appendReply(maxCount: Int, _ write: (inout [UInt8]) -> Bool) -> Bool {
+        let last = chunks.count - 1
+        if tailIsPrivate && last >= head && chunks[last].count + maxCount <= Self.replyChunkCapacity {
+            let before = chunks[last].count
+            guard write(&chunks[last]) else {
+                chunks[last].removeLast(chunks[last].count - before)
+                return false
+            }
+            queuedBytes += chunks[last].count - before
+            return true
+        }
+        var chunk: [UInt8] = []
+        if spareReply.capacity >= maxCount {
+            swap(&chunk, &spareReply)
+        } else {
+            chunk.reserveCapacity(Swift.max(maxCount, 256))
+        }
+        guard write(&chunk) else { return false }
+        guard !chunk.isEmpty else { return true }
+        chunks.append(chunk)
+        tailIsPrivate = true
+        queuedBytes += chunk.count
+        return true
+    }
+
     /// Marks `count` bytes from the front as written (for transports that write by other means, e.g. TLS).
     public mutating func consume(_ count: Int) {
         precondition(count >= 0 && count <= queuedBytes, "consumed \(count) of \(queuedBytes) queued bytes")
@@ -82,6 +118,10 @@ public struct OutboundQueue: Sendable {
             headOffset = 0
         }
         if head == chunks.count {
+            if tailIsPrivate, var last = chunks.popLast(), last.capacity <= Self.replyChunkCapacity {
+                last.removeAll(keepingCapacity: true)
+                spareReply = last
+            }
             chunks.removeAllKeepingStorage()
             head = 0
             tailIsPrivate = false
@@ -108,6 +148,7 @@ public struct OutboundQueue: Sendable {
     /// Frees the chunk array's storage when nothing is queued, so an idle connection keeps no buffer. Call it
     /// from housekeeping, not after every flush (a busy connection reuses the capacity).
     public mutating func releaseStorageIfEmpty() {
+        spareReply = []
         guard queuedBytes == 0, chunks.capacity > 0 else { return }
         chunks = []
         head = 0

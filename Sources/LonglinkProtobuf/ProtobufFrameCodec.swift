@@ -54,6 +54,24 @@ public struct ProtobufFrameCodec: FrameCodec {
         if let failure { throw failure }
     }
 
+    /// Appends an accepted publish result written by `PublishResultEncoder` (a stack buffer, then one append).
+    public func appendAcceptedPublishResult(
+        requestID: UInt32, position: StreamPosition, timestampMillis: UInt64, deduplicated: Bool, to bytes: inout [UInt8]
+    ) throws(FrameError) {
+        guard fastPaths else {
+            let outcome = PublishResult.Outcome.accepted(position: position, timestampMillis: timestampMillis, deduplicated: deduplicated)
+            bytes += try encodedFrame(.publishResult(PublishResult(requestID: requestID, outcome: outcome)))
+            return
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: PublishResultEncoder.maxFrameSize) { scratch in
+            let count = PublishResultEncoder.write(
+                requestID: requestID, position: position, timestampMillis: timestampMillis, deduplicated: deduplicated,
+                to: scratch.baseAddress!
+            )
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<count]))
+        }
+    }
+
     /// Encodes a server→client frame as its own array: the exact size is known before packing, so protobuf-c
     /// packs straight into the array's uninitialized storage (one allocation, no zero-filling, no copy).
     public func encodedFrame(_ frame: ServerFrame) throws(FrameError) -> [UInt8] {

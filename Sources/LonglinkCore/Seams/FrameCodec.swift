@@ -20,6 +20,12 @@ public protocol FrameCodec: Sendable {
     /// The push of `record` on its own route (`encodedFrame(.push(Push(route: record.route, record: record)))`):
     /// encoded once per record per process on the fan-out path, and shared by every subscriber on every loop.
     func encodedPush(of record: OrderChangeRecord) throws(FrameError) -> [UInt8]
+    /// Appends the framed answer to an accepted publish (`.publishResult(PublishResult(requestID:, outcome:
+    /// .accepted(…)))`) to `bytes`: the one frame every publish gets back, written into the connection's reply
+    /// chunk with no array of its own. The default appends `encodedFrame`'s bytes.
+    func appendAcceptedPublishResult(
+        requestID: UInt32, position: StreamPosition, timestampMillis: UInt64, deduplicated: Bool, to bytes: inout [UInt8]
+    ) throws(FrameError)
 }
 
 extension FrameCodec {
@@ -28,6 +34,14 @@ extension FrameCodec {
         var buffer = ByteBuffer()
         try encode(frame, into: &buffer)
         return buffer.readableArray
+    }
+
+    /// Appends `encodedFrame(.publishResult(…accepted…))`.
+    public func appendAcceptedPublishResult(
+        requestID: UInt32, position: StreamPosition, timestampMillis: UInt64, deduplicated: Bool, to bytes: inout [UInt8]
+    ) throws(FrameError) {
+        let outcome = PublishResult.Outcome.accepted(position: position, timestampMillis: timestampMillis, deduplicated: deduplicated)
+        bytes += try encodedFrame(.publishResult(PublishResult(requestID: requestID, outcome: outcome)))
     }
 
     /// Encodes `.push(Push(route: record.route, record: record))` with `encodedFrame`.

@@ -402,6 +402,9 @@ public struct PeerStateMachine {
 
     /// The frame that answers a publish the Store completed (`publishCompleted` without the action list), or nil
     /// when the connection takes no answers any more.
+    /// Whether publish results are still sent (`publishResult` returns a frame): the session is active or draining.
+    public var answersPublishes: Bool { phase == .active || phase == .draining }
+
     public func publishResult(requestID: UInt32, result: Result<AppliedChange, StoreError>) -> ServerFrame? {
         guard phase == .active || phase == .draining else { return nil }
         switch result {

@@ -242,6 +242,41 @@ final class Connection: SelectorHandler {
         enqueue(transport.messageFramer?.message(carrying: bytes) ?? bytes, reply: true)
     }
 
+    /// Answers an accepted publish. On a byte-stream transport the result is written straight into the reply
+    /// chunk by the codec (no frame value, no array of its own: issue 19); a message transport (WebSocket) wraps
+    /// it through `send`, and so does a queue near its limit (`send` cuts the connection past it).
+    func sendPublishAccepted(requestID: UInt32, applied: AppliedChange) {
+        guard !isClosed, !closeAfterFlush, peer.answersPublishes else { return }
+        let record = applied.record
+        let room = Self.acceptedResultRoom
+        guard transport.messageFramer == nil, outbound.queuedBytes + room <= owner.outboundLimit else {
+            if let frame = peer.publishResult(requestID: requestID, result: .success(applied)) { send(frame) }
+            return
+        }
+        let codec = owner.shared.codec
+        var failure: FrameError?
+        let written = outbound.appendReply(maxCount: room) { bytes in
+            do throws(FrameError) {
+                try codec.appendAcceptedPublishResult(
+                    requestID: requestID, position: record.position, timestampMillis: record.timestampMillis,
+                    deduplicated: applied.deduplicated, to: &bytes
+                )
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        guard written else {
+            close(reason: "could not encode a publish result: \(failure.map { "\($0)" } ?? "unknown")")
+            return
+        }
+        if !flushScheduled { owner.scheduleFlush(self) }
+    }
+
+    /// Room an accepted publish result takes at most (43 bytes in protobuf, with margin).
+    private static let acceptedResultRoom = 64
+
     /// Queues the disconnect frame, past the limit if need be (after dropping what no write has started on). A
     /// message transport closes in its own protocol too, right after it (WebSocket: a close frame with the number).
     private func queueDisconnect(_ disconnect: Disconnect) {

@@ -48,7 +48,9 @@ extension LoopGateway {
         for completed in completedPublishes {
             guard let connection = connections[completed.connectionID], !connection.isClosed else { continue }
             connection.pendingPublishes -= 1
-            if let frame = connection.peer.publishResult(requestID: completed.requestID, result: completed.result) {
+            if case .success(let applied) = completed.result {
+                connection.sendPublishAccepted(requestID: completed.requestID, applied: applied)
+            } else if let frame = connection.peer.publishResult(requestID: completed.requestID, result: completed.result) {
                 connection.send(frame)
             }
         }
