@@ -65,12 +65,16 @@ enum ConnectionScenarios {
             // shares the cores.
             let cpu = serverAfter.cpuSeconds - serverBefore.cpuSeconds
             run.figures.append(Figure("server_cpu_ms_per_connection", 1000 * cpu / Double(counters.connected.value), "ms"))
+            let system = serverAfter.systemSeconds - serverBefore.systemSeconds
+            run.figures.append(Figure("server_system_ms_per_connection", 1000 * system / Double(counters.connected.value), "ms"))
         }
         if let benchBefore, let benchAfter, counters.connected.value > 0 {
             // The load generator's own CPU per connection (its client handshakes): on one machine it shares the cores
             // with the gateway, so a client as costly as the server halves what the server can show.
             let cpu = benchAfter.cpuSeconds - benchBefore.cpuSeconds
             run.figures.append(Figure("bench_cpu_ms_per_connection", 1000 * cpu / Double(counters.connected.value), "ms"))
+            let system = benchAfter.systemSeconds - benchBefore.systemSeconds
+            run.figures.append(Figure("bench_system_ms_per_connection", 1000 * system / Double(counters.connected.value), "ms"))
         }
         run.setConnectLatency(context.loops.histograms().connect)
         run.failures = counters.failureReasons
