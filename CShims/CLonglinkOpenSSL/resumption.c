@@ -26,6 +26,7 @@ typedef struct {
     ll_ticket_key keys[LL_MAX_TICKET_KEYS];
     long rotation_seconds;  // 0: fixed keys (from a file)
     time_t current_since;   // when keys[0] started encrypting
+    long issued;            // tickets encrypted (new or renewed) since the ring was made
 } ll_ticket_ring;
 
 static int ring_index = -1;
@@ -63,6 +64,7 @@ typedef struct {
     pthread_mutex_t lock;
     ll_session_slot *slots;
     long capacity;
+    long saved;  // sessions (tickets) the server sent that were kept
 } ll_session_store;
 
 #define LL_MAX_SESSION_SLOTS (1L << 20)
@@ -118,14 +120,17 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char *iv
     ll_ticket_key key;
     int position = -1;
     pthread_mutex_lock(&ring->lock);
+    // Rotation is due on decryption as well: a ring that only resumes (no new tickets, see ticket_opened_cb)
+    // would otherwise keep an expired current key, and a ticket under it would not be renewed.
+    time_t now = time(NULL);
+    if (ring->rotation_seconds > 0 && (ring->count == 0 || now - ring->current_since >= ring->rotation_seconds)) {
+        (void)ring_rotate_locked(ring, now);  // on failure the current key stays in use
+    }
     if (encrypt) {
-        time_t now = time(NULL);
-        if (ring->rotation_seconds > 0 && (ring->count == 0 || now - ring->current_since >= ring->rotation_seconds)) {
-            (void)ring_rotate_locked(ring, now);  // on failure the current key stays in use
-        }
         if (ring->count > 0) {
             key = ring->keys[0];
             position = 0;
+            ring->issued++;
         }
     } else {
         for (int i = 0; i < ring->count; i++) {
@@ -156,13 +161,36 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char *iv
     return (encrypt || position == 0) ? 1 : 2;  // 2: valid, but renew the ticket under the current key
 }
 
-static void server_resumption_settings(SSL_CTX *ctx, long lifetime_seconds) {
+// Called after a ticket was opened (or not). A resumption whose ticket the current key opened keeps that ticket
+// (no NewSessionTicket: no session serialisation, encryption, HMAC or record on the server, no parse and no
+// new-session callback on the client) until half the ticket's lifetime is gone; past that, or when an older key
+// opened it (ticket_key_cb returned 2: SSL_TICKET_SUCCESS_RENEW), the server sends a fresh ticket, so a client
+// that reconnects at least once per half lifetime never falls back to a full handshake. OpenSSL's own rule is
+// the same without the half-lifetime renewal. The trade-off (a reused ticket links reconnects): README, TLS.
+static SSL_TICKET_RETURN ticket_opened_cb(SSL *ssl, SSL_SESSION *session, const unsigned char *key_name,
+                                          size_t key_name_length, SSL_TICKET_STATUS status, void *arg) {
+    (void)ssl; (void)key_name; (void)key_name_length; (void)arg;
+    switch (status) {
+    case SSL_TICKET_SUCCESS: {
+        long lifetime = SSL_SESSION_get_timeout(session);
+        long age = (long)(time(NULL) - (time_t)SSL_SESSION_get_time(session));
+        return (age < 0 || 2 * age >= lifetime) ? SSL_TICKET_RETURN_USE_RENEW : SSL_TICKET_RETURN_USE;
+    }
+    case SSL_TICKET_SUCCESS_RENEW:
+        return SSL_TICKET_RETURN_USE_RENEW;
+    default:  // SSL_TICKET_EMPTY, SSL_TICKET_NO_DECRYPT: a full handshake, which gets a new ticket
+        return SSL_TICKET_RETURN_IGNORE_RENEW;
+    }
+}
+
+static int server_resumption_settings(SSL_CTX *ctx, long lifetime_seconds) {
     // Stateless: tickets only. A stateful cache would hold every session in this process's memory and could
     // not resume on another node.
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     SSL_CTX_clear_options(ctx, SSL_OP_NO_TICKET);
     SSL_CTX_set_num_tickets(ctx, 1);
     SSL_CTX_set_timeout(ctx, lifetime_seconds);
+    return SSL_CTX_set_session_ticket_cb(ctx, NULL, ticket_opened_cb, NULL);
 }
 
 int CLonglinkOpenSSL_CTX_use_ticket_keys(SSL_CTX *ctx, const unsigned char *keys, size_t count, long rotation_seconds) {
@@ -190,8 +218,7 @@ int CLonglinkOpenSSL_CTX_use_ticket_keys(SSL_CTX *ctx, const unsigned char *keys
         return 0;
     }
     // A ticket stays usable while its key decrypts: one rotation period at least (fixed keys: a day).
-    server_resumption_settings(ctx, rotation_seconds > 0 && count == 0 ? rotation_seconds : 86400);
-    return 1;
+    return server_resumption_settings(ctx, rotation_seconds > 0 && count == 0 ? rotation_seconds : 86400);
 }
 
 int CLonglinkOpenSSL_CTX_share_ticket_keys(SSL_CTX *to, SSL_CTX *from) {
@@ -208,8 +235,7 @@ int CLonglinkOpenSSL_CTX_share_ticket_keys(SSL_CTX *to, SSL_CTX *from) {
         return 0;
     }
     ring_release(previous);
-    server_resumption_settings(to, rotation);
-    return 1;
+    return server_resumption_settings(to, rotation);
 }
 
 void CLonglinkOpenSSL_CTX_disable_resumption(SSL_CTX *ctx) {
@@ -259,6 +285,7 @@ static int client_new_session_cb(SSL *ssl, SSL_SESSION *session) {
     char *old_name = store->slots[slot].name;
     store->slots[slot].session = copy;
     store->slots[slot].name = name;
+    store->saved++;
     pthread_mutex_unlock(&store->lock);
     SSL_SESSION_free(old);
     OPENSSL_free(old_name);
@@ -301,3 +328,23 @@ int CLonglinkOpenSSL_offer_session(SSL *ssl, long slot) {
 }
 
 int CLonglinkOpenSSL_session_reused(const SSL *ssl) { return SSL_session_reused(ssl); }
+
+long CLonglinkOpenSSL_CTX_tickets_issued(SSL_CTX *ctx) {
+    pthread_once(&indexes_once, indexes_init);
+    ll_ticket_ring *ring = SSL_CTX_get_ex_data(ctx, ring_index);
+    if (ring == NULL) return 0;
+    pthread_mutex_lock(&ring->lock);
+    long issued = ring->issued;
+    pthread_mutex_unlock(&ring->lock);
+    return issued;
+}
+
+long CLonglinkOpenSSL_CTX_sessions_saved(SSL_CTX *ctx) {
+    pthread_once(&indexes_once, indexes_init);
+    ll_session_store *store = SSL_CTX_get_ex_data(ctx, sessions_index);
+    if (store == NULL) return 0;
+    pthread_mutex_lock(&store->lock);
+    long saved = store->saved;
+    pthread_mutex_unlock(&store->lock);
+    return saved;
+}

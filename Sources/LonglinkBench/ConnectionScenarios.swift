@@ -29,6 +29,7 @@ enum ConnectionScenarios {
         context.loops.resetRecorders()
         let serverPID = context.servers.gateway.pid
         let serverBefore = serverPID.flatMap { ProcessStats.read(pid: $0) }
+        let benchBefore = ProcessStats.read(pid: getpid())
         let start = MonotonicClock.nanoseconds()
         open(count, loops: context.loops, window: 512) { index, loopContext, settled in
             ConnectProbe(index: index, endpoint: endpoint, context: loopContext, counters: counters, settled: settled)
@@ -39,6 +40,7 @@ enum ConnectionScenarios {
         let elapsed = seconds(from: start, to: MonotonicClock.nanoseconds())
         let serverStats = context.servers.gateway.stats
         let serverAfter = serverPID.flatMap { ProcessStats.read(pid: $0) }
+        let benchAfter = ProcessStats.read(pid: getpid())
         closeAll(context.loops)
         var run = BenchRun(system: "longlink", label: "connect N=\(count)\(endpoint.label)\(phase)")
         run.figures = [
@@ -63,6 +65,16 @@ enum ConnectionScenarios {
             // shares the cores.
             let cpu = serverAfter.cpuSeconds - serverBefore.cpuSeconds
             run.figures.append(Figure("server_cpu_ms_per_connection", 1000 * cpu / Double(counters.connected.value), "ms"))
+            let system = serverAfter.systemSeconds - serverBefore.systemSeconds
+            run.figures.append(Figure("server_system_ms_per_connection", 1000 * system / Double(counters.connected.value), "ms"))
+        }
+        if let benchBefore, let benchAfter, counters.connected.value > 0 {
+            // The load generator's own CPU per connection (its client handshakes): on one machine it shares the cores
+            // with the gateway, so a client as costly as the server halves what the server can show.
+            let cpu = benchAfter.cpuSeconds - benchBefore.cpuSeconds
+            run.figures.append(Figure("bench_cpu_ms_per_connection", 1000 * cpu / Double(counters.connected.value), "ms"))
+            let system = benchAfter.systemSeconds - benchBefore.systemSeconds
+            run.figures.append(Figure("bench_system_ms_per_connection", 1000 * system / Double(counters.connected.value), "ms"))
         }
         run.setConnectLatency(context.loops.histograms().connect)
         run.failures = counters.failureReasons

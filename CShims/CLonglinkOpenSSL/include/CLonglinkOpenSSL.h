@@ -63,8 +63,9 @@ int CLonglinkOpenSSL_CTX_add_trusted_pem(SSL_CTX *ctx, const void *bytes, size_t
 // encrypts new tickets, every one decrypts (a ticket under a later key is renewed under the first). With
 // `rotation_seconds` > 0 and `count` == 0, keys are random and rotated: a new one encrypts after
 // `rotation_seconds`, the previous one still decrypts for one more period. Also sets the ticket lifetime,
-// one ticket per TLS 1.3 handshake, and turns the server's stateful session cache off (tickets only).
-// Returns 1 on success.
+// one ticket per full TLS 1.3 handshake, and turns the server's stateful session cache off (tickets only).
+// A resumption keeps its ticket (no new one) while the current key opened it and less than half its lifetime is
+// gone; otherwise it gets a fresh ticket under the current key. Returns 1 on success.
 int CLonglinkOpenSSL_CTX_use_ticket_keys(SSL_CTX *ctx, const unsigned char *keys, size_t count, long rotation_seconds);
 
 // Server: hands the key ring of `from` (random, rotating keys) to `to` as well, so a reloaded context keeps
@@ -84,6 +85,13 @@ int CLonglinkOpenSSL_CTX_enable_client_sessions(SSL_CTX *ctx);
 // and offers the session kept in it when it was made for the same server name or IP address (a resumed handshake
 // checks no certificate). Returns 1 when a session was offered, 0 when none, -1 on error.
 int CLonglinkOpenSSL_offer_session(SSL *ssl, long slot);
+
+// Server: tickets encrypted (new or renewed) with the context's key ring since the ring was made (shared rings
+// count together). 0 without a ring.
+long CLonglinkOpenSSL_CTX_tickets_issued(SSL_CTX *ctx);
+
+// Client: tickets received and kept in the context's session store (new-session callbacks). 0 without a store.
+long CLonglinkOpenSSL_CTX_sessions_saved(SSL_CTX *ctx);
 
 // Whether the handshake resumed a session (SSL_session_reused is a macro in some OpenSSL versions).
 int CLonglinkOpenSSL_session_reused(const SSL *ssl);

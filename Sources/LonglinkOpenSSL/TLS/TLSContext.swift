@@ -30,6 +30,15 @@ public final class TLSContext: Sendable {
     /// Successful reloads so far.
     public var reloadCount: Int { reloads.load(ordering: .relaxed) }
 
+    /// Server contexts: session tickets encrypted so far by the current context's ticket keys, new and renewed (a
+    /// resumption only gets one when its ticket is past half its lifetime or under an older key). Random rotating
+    /// keys carry their count over a reload; a key file's reload starts again at 0. 0 without tickets.
+    public var sessionTicketsIssued: Int { Int(CLonglinkOpenSSL_CTX_tickets_issued(handle.context)) }
+
+    /// Client contexts that resume sessions: session tickets received from servers and kept for the next
+    /// connection. 0 otherwise.
+    public var sessionTicketsReceived: Int { Int(CLonglinkOpenSSL_CTX_sessions_saved(handle.context)) }
+
     /// The context new connections use now.
     var handle: SSLContextHandle { current.withLock { $0 } }
 }
