@@ -163,7 +163,7 @@ public struct ProtobufFrameCodec: FrameCodec {
             prefixLength += 1
             rest >>= 7
         }
-        return [UInt8](unsafeUninitializedCapacity: prefixLength + size) { out, initialized in
+        return FrameBytes.array(capacity: prefixLength + size) { out, initialized in
             var value = UInt64(size)
             for index in 0..<prefixLength - 1 {
                 out[index] = UInt8(truncatingIfNeeded: value) | 0x80

@@ -12,7 +12,7 @@ enum PublishResultEncoder {
 
     /// The framed bytes of an accepted result.
     static func frame(requestID: UInt32, position: StreamPosition, timestampMillis: UInt64, deduplicated: Bool) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: maxFrameSize) { out, initialized in
+        FrameBytes.array(capacity: maxFrameSize) { out, initialized in
             initialized = write(
                 requestID: requestID, position: position, timestampMillis: timestampMillis, deduplicated: deduplicated,
                 to: out.baseAddress!

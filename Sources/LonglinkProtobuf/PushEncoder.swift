@@ -22,7 +22,7 @@ enum PushEncoder {
         let pushSize = parts.pushSize
         let frameBody = 1 + varintSize(UInt64(pushSize)) + pushSize
         let total = varintSize(UInt64(frameBody)) + frameBody
-        return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
+        return FrameBytes.array(capacity: total) { out, initialized in
             var writer = Writer(out.baseAddress!)
             writer.varint(UInt64(frameBody))
             writer.byte(0x0A)  // ServerFrame.push = 1, length-delimited

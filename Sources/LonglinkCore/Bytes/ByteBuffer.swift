@@ -8,12 +8,19 @@
 /// The event loop reads from sockets straight into the writable region (`writeWithUnsafeMutableBytes`),
 /// the frame reader consumes from the readable region, and `discardReadBytes()` compacts. Storage is a
 /// plain `[UInt8]` whose count is the capacity, so growth is amortised and nothing here touches Foundation.
+///
+/// The per-read and per-frame members (`writeWithUnsafeMutableBytes`, `withReadableBytes`, `moveReaderIndex`,
+/// the counts) are `@inlinable`: called from other modules unspecialised, their generic error type made every
+/// socket read instantiate `Result` metadata at run time (about 660 instructions per publish).
 public struct ByteBuffer: Sendable, Equatable {
-    var storage: [UInt8]
+    @usableFromInline var storage: [UInt8]
+    @usableFromInline var _readerIndex: Int = 0
+    @usableFromInline var _writerIndex: Int = 0
+
     /// Index of the first readable byte.
-    public private(set) var readerIndex: Int = 0
+    @inlinable public var readerIndex: Int { _readerIndex }
     /// Index one past the last readable byte.
-    public private(set) var writerIndex: Int = 0
+    @inlinable public var writerIndex: Int { _writerIndex }
 
     /// Creates an empty buffer with room for `capacity` bytes before it grows.
     public init(capacity: Int = 0) {
@@ -23,31 +30,31 @@ public struct ByteBuffer: Sendable, Equatable {
     /// Creates a buffer holding `bytes` as its readable region.
     public init(bytes: some Sequence<UInt8>) {
         storage = Array(bytes)
-        writerIndex = storage.count
+        _writerIndex = storage.count
     }
 
     /// Number of bytes between the reader and the writer index.
-    public var readableBytes: Int { writerIndex - readerIndex }
+    @inlinable public var readableBytes: Int { _writerIndex - _readerIndex }
     /// Number of bytes that can be written before the storage grows.
-    public var writableBytes: Int { storage.count - writerIndex }
+    @inlinable public var writableBytes: Int { storage.count - _writerIndex }
     /// Current storage size.
-    public var capacity: Int { storage.count }
+    @inlinable public var capacity: Int { storage.count }
 
     /// A copy of the readable bytes (allocates; meant for tests and cold paths).
-    public var readableArray: [UInt8] { Array(storage[readerIndex..<writerIndex]) }
+    public var readableArray: [UInt8] { Array(storage[_readerIndex..<_writerIndex]) }
 
     /// Makes sure at least `count` bytes can be written without another growth.
     public mutating func reserveWritable(_ count: Int) {
         guard writableBytes < count else { return }
-        if readerIndex > 0 && readerIndex >= storage.count / 2 {
+        if _readerIndex > 0 && _readerIndex >= storage.count / 2 {
             discardReadBytes()
             if writableBytes >= count { return }
         }
         var newCapacity = Swift.max(storage.count, 64)
-        while newCapacity - writerIndex < count { newCapacity *= 2 }
+        while newCapacity - _writerIndex < count { newCapacity *= 2 }
         // Copy the live bytes into fresh storage in one memcpy (zero-filling element by element is slow in
         // debug builds and pointless: the writable region is overwritten before it is read).
-        let live = writerIndex
+        let live = _writerIndex
         let grown = [UInt8](unsafeUninitializedCapacity: newCapacity) { target, initialized in
             storage.withUnsafeBytes { source in
                 if live > 0 { target.baseAddress!.update(from: source.bindMemory(to: UInt8.self).baseAddress!, count: live) }
@@ -61,27 +68,27 @@ public struct ByteBuffer: Sendable, Equatable {
     /// Appends one byte.
     public mutating func writeByte(_ byte: UInt8) {
         reserveWritable(1)
-        storage[writerIndex] = byte
-        writerIndex += 1
+        storage[_writerIndex] = byte
+        _writerIndex += 1
     }
 
     /// Appends bytes from a raw buffer.
     public mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         reserveWritable(bytes.count)
-        let start = writerIndex
+        let start = _writerIndex
         storage.withUnsafeMutableBytes { target in
             target.baseAddress!.advanced(by: start).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
         }
-        writerIndex += bytes.count
+        _writerIndex += bytes.count
     }
 
     /// Appends every byte of a collection.
     public mutating func writeBytes(_ bytes: some Collection<UInt8>) {
         reserveWritable(bytes.count)
         for byte in bytes {
-            storage[writerIndex] = byte
-            writerIndex += 1
+            storage[_writerIndex] = byte
+            _writerIndex += 1
         }
     }
 
@@ -92,52 +99,43 @@ public struct ByteBuffer: Sendable, Equatable {
         var v = value
         var written = 0
         while v >= 0x80 {
-            storage[writerIndex] = UInt8(truncatingIfNeeded: v) | 0x80
-            writerIndex += 1
+            storage[_writerIndex] = UInt8(truncatingIfNeeded: v) | 0x80
+            _writerIndex += 1
             written += 1
             v >>= 7
         }
-        storage[writerIndex] = UInt8(v)
-        writerIndex += 1
+        storage[_writerIndex] = UInt8(v)
+        _writerIndex += 1
         return written + 1
     }
 
     /// Lets `body` write up to `minimumWritableBytes` (or more, if already available) bytes at the writer index.
     /// `body` returns how many bytes it wrote; the writer index moves by that much.
+    @inlinable
     @discardableResult
     public mutating func writeWithUnsafeMutableBytes<E: Error>(
         minimumWritableBytes: Int,
         _ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int
     ) throws(E) -> Int {
         reserveWritable(minimumWritableBytes)
-        let start = writerIndex
+        let start = _writerIndex
         let available = storage.count - start
-        let result: Result<Int, E> = storage.withUnsafeMutableBytes { raw in
-            do throws(E) {
-                return .success(try body(UnsafeMutableRawBufferPointer(rebasing: raw[start..<(start + available)])))
-            } catch {
-                return .failure(error)
-            }
+        let written = try storage.withUnsafeMutableBufferPointer { (all) throws(E) -> Int in
+            try body(UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: all[start..<(start + available)])))
         }
-        let written = try result.get()
         precondition(written >= 0 && written <= available, "wrote outside the writable region")
-        writerIndex += written
+        _writerIndex += written
         return written
     }
 
     /// Gives `body` the readable bytes without copying.
-
+    @inlinable
     public func withReadableBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        let start = readerIndex
-        let end = writerIndex
-        let result: Result<R, E> = storage.withUnsafeBytes { raw in
-            do throws(E) {
-                return .success(try body(UnsafeRawBufferPointer(rebasing: raw[start..<end])))
-            } catch {
-                return .failure(error)
-            }
+        let start = _readerIndex
+        let end = _writerIndex
+        return try storage.withUnsafeBufferPointer { (all) throws(E) -> R in
+            try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: all[start..<end])))
         }
-        return try result.get()
     }
 
     /// Gives `body` the last `count` readable bytes to rewrite in place; `body` returns how many of them (from
@@ -148,52 +146,48 @@ public struct ByteBuffer: Sendable, Equatable {
         _ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int
     ) throws(E) {
         precondition(count >= 0 && count <= readableBytes, "rewrote more than the readable bytes")
-        let start = writerIndex - count
-        let result: Result<Int, E> = storage.withUnsafeMutableBytes { raw in
-            do throws(E) {
-                return .success(try body(UnsafeMutableRawBufferPointer(rebasing: raw[start..<(start + count)])))
-            } catch {
-                return .failure(error)
-            }
+        let start = _writerIndex - count
+        let kept = try storage.withUnsafeMutableBufferPointer { (all) throws(E) -> Int in
+            try body(UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: all[start..<(start + count)])))
         }
-        let kept = try result.get()
         precondition(kept >= 0 && kept <= count, "kept more bytes than were given")
-        writerIndex = start + kept
-        if readerIndex == writerIndex {
-            readerIndex = 0
-            writerIndex = 0
+        _writerIndex = start + kept
+        if _readerIndex == _writerIndex {
+            _readerIndex = 0
+            _writerIndex = 0
         }
     }
 
     /// Marks `count` readable bytes as consumed.
+    @inlinable
     public mutating func moveReaderIndex(forwardBy count: Int) {
         precondition(count >= 0 && count <= readableBytes, "moved the reader index past the writer index")
-        readerIndex += count
-        if readerIndex == writerIndex {
-            readerIndex = 0
-            writerIndex = 0
+        _readerIndex += count
+        if _readerIndex == _writerIndex {
+            _readerIndex = 0
+            _writerIndex = 0
         }
     }
 
     /// Moves the readable bytes to the front of the storage, reclaiming consumed space.
     public mutating func discardReadBytes() {
-        guard readerIndex > 0 else { return }
+        guard _readerIndex > 0 else { return }
         let count = readableBytes
         if count > 0 {
-            let from = readerIndex
+            let from = _readerIndex
             storage.withUnsafeMutableBytes { raw in
                 let base = raw.baseAddress!
                 base.copyMemory(from: base.advanced(by: from), byteCount: count)
             }
         }
-        readerIndex = 0
-        writerIndex = count
+        _readerIndex = 0
+        _writerIndex = count
     }
 
     /// Forgets every byte, keeping the storage for reuse.
     public mutating func clear() {
-        readerIndex = 0
-        writerIndex = 0
+        _readerIndex = 0
+        _writerIndex = 0
     }
 
     /// Shrinks the storage back to `capacity` when it grew beyond it (after a burst), dropping readable bytes only if asked.
@@ -205,6 +199,6 @@ public struct ByteBuffer: Sendable, Equatable {
 
     public static func == (lhs: ByteBuffer, rhs: ByteBuffer) -> Bool {
         lhs.readableBytes == rhs.readableBytes
-            && lhs.storage[lhs.readerIndex..<lhs.writerIndex] == rhs.storage[rhs.readerIndex..<rhs.writerIndex]
+            && lhs.storage[lhs._readerIndex..<lhs._writerIndex] == rhs.storage[rhs._readerIndex..<rhs._writerIndex]
     }
 }

@@ -37,21 +37,25 @@ public struct FrameReader: Sendable, Hashable {
         in buffer: inout ByteBuffer,
         _ body: (UnsafeRawBufferPointer) throws(FrameError) -> R
     ) throws(FrameError) -> R? {
+        // One pass over the readable bytes, prefix and body together, and no `Result`: the frame's length is
+        // noted before `body` runs, so it is consumed whether `body` returns or throws.
         let maxFrameSize = self.maxFrameSize
-        let prefix: Prefix? = try buffer.withReadableBytes { (bytes) throws(FrameError) -> Prefix? in
-            try Self.parsePrefix(bytes, maxFrameSize: maxFrameSize)
-        }
-        guard let prefix, buffer.readableBytes - prefix.size >= prefix.length else { return nil }
-        let result: Result<R, FrameError> = buffer.withReadableBytes { bytes in
-            let frame = UnsafeRawBufferPointer(rebasing: bytes[prefix.size..<(prefix.size + prefix.length)])
-            do throws(FrameError) {
-                return .success(try body(frame))
-            } catch {
-                return .failure(error)
+        var consumed = 0
+        let frame: R?
+        do throws(FrameError) {
+            frame = try buffer.withReadableBytes { (bytes) throws(FrameError) -> R? in
+                guard let prefix = try Self.parsePrefix(bytes, maxFrameSize: maxFrameSize),
+                    bytes.count - prefix.size >= prefix.length
+                else { return nil }
+                consumed = prefix.size + prefix.length
+                return try body(UnsafeRawBufferPointer(rebasing: bytes[prefix.size..<consumed]))
             }
+        } catch {
+            if consumed > 0 { buffer.moveReaderIndex(forwardBy: consumed) }
+            throw error
         }
-        buffer.moveReaderIndex(forwardBy: prefix.size + prefix.length)
-        return try result.get()
+        if consumed > 0 { buffer.moveReaderIndex(forwardBy: consumed) }
+        return frame
     }
 
     /// Parses the length prefix at the front of `bytes`; nil when more bytes are needed to finish it.

@@ -116,6 +116,7 @@ final class Connection: SelectorHandler {
     }
 
     func readAvailable() {
+        let owner = self.owner
         var total = 0
         let budget = owner.readBudget
         // Read into the loop's spare buffer unless this connection holds a partial frame (see `releaseIdleBuffer`).
@@ -161,10 +162,15 @@ final class Connection: SelectorHandler {
     }
 
     func processFrames() {
+        // The owner is read once: each access through the `unowned` reference costs a strong retain and release.
+        let owner = self.owner
         let codec = owner.shared.codec
         let reader = owner.frameReader
+        let highWater = owner.outboundHighWater
+        let maxPending = owner.maxPendingPublishes
         while !isClosed && peer.phase != .draining {
-            if answersBacklogged {
+            // `answersBacklogged`, with the owner's limits read above.
+            if outbound.queuedBytes >= highWater || pendingPublishes >= maxPending {
                 pauseReads()
                 return
             }
