@@ -317,5 +317,23 @@ let package = Package(
             dependencies: ["LonglinkCommands", "LonglinkSQLite", "LonglinkStores", "LonglinkTestSupport", "LonglinkServer", "LonglinkOperations"],
             swiftSettings: swiftSettings
         ),
+        // Issue 19's allocation budget. The counter interposes malloc & co. in the executable that links it: test
+        // programs only, never the longlink executable or a library product. The budget program runs a gateway in its
+        // own process (LonglinkAllocationTests in debug, `make test-release-budgets` in release).
+        .target(name: "CLonglinkAllocationCounter", path: "Tests/CLonglinkAllocationCounter"),
+        .executableTarget(
+            name: "longlink-allocation-budget",
+            dependencies: [
+                "CLonglinkAllocationCounter", "LonglinkServer", "LonglinkGateway", "LonglinkStores", "LonglinkCore",
+                "LonglinkLoop", "LonglinkProtobuf",
+            ],
+            path: "Tests/AllocationBudget",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LonglinkAllocationTests",
+            dependencies: ["LonglinkTestSupport"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -1,14 +1,15 @@
 import Foundation
 import LonglinkLoop
 
-/// `longlink bench profile`: user-space instructions per publish→delivery of the gateway and of `redis-server`,
-/// counted by callgrind, for the workloads of issue 19 (`ProfileWorkload`).
+/// `longlink bench profile`: user-space instructions and heap allocations per publish→delivery of the gateway and
+/// of `redis-server`, counted by callgrind, for the workloads of issue 19 (`ProfileWorkload`).
 ///
 /// For each workload and each server, two runs with a fresh server process under callgrind: S subscribers connect,
 /// the same paced publisher sends the smaller and then, in the second run, the larger number of publishes at the
 /// workload's steady rate, every delivery is awaited, the subscribers leave, and the server ends cleanly (SIGTERM)
 /// so callgrind writes its totals. The figure is the difference of the two runs' totals divided by the difference
-/// of their deliveries: start-up, connecting and subscribing, the publisher's preparation and shutdown are the same
+/// of their deliveries (instructions: the `totals:` line; allocations: the `calls=` to the C allocator's entry
+/// points, `CallgrindCalls`): start-up, connecting and subscribing, the publisher's preparation and shutdown are the same
 /// in both runs and cancel out. Instruction counts do not depend on the machine's load (other processes only slow
 /// the run down), which is what makes them comparable between changes on a shared machine.
 enum ProfileScenario {
@@ -22,6 +23,8 @@ enum ProfileScenario {
         /// Median publish→delivery latency, milliseconds.
         var medianLatencyMillis: Double
         var instructions: UInt64
+        /// Calls to the C allocator (`CallgrindCalls.allocators`) in the whole process.
+        var allocations: UInt64
         var file: String
         /// The server's niceness while it ran.
         var niceness: Int32?
@@ -57,6 +60,7 @@ enum ProfileScenario {
             let counts = (parameters.profileCounts ?? workload.defaultCounts).sorted()
             countsUsed.append("\(kind.rawValue) " + counts.map { BenchRendering.grouped(Double($0)) }.joined(separator: " and "))
             var perDelivery: [String: Double] = [:]
+            var allocationsPerDelivery: [String: Double] = [:]
             for system in ["longlink", "redis"] {
                 var measurements: [Measurement] = []
                 for count in counts {
@@ -72,6 +76,7 @@ enum ProfileScenario {
                 run.files = measurements.map(\.file)
                 priorities.formUnion(measurements.compactMap(\.niceness))
                 if let value = run.figure("instructions_per_delivery") { perDelivery[system] = value }
+                if let value = run.figure("allocations_per_delivery") { allocationsPerDelivery[system] = value }
                 report.runs.append(run)
                 for measurement in measurements where measurement.lost > 0 || measurement.duplicates > 0 {
                     report.notes.append(
@@ -101,6 +106,13 @@ enum ProfileScenario {
                 report.notes.append(
                     "\(workload.title(subscribers: subscribers)): Longlink \(BenchRendering.grouped(longlink)) vs Redis "
                         + "\(BenchRendering.grouped(redis)) user-space instructions per publish→delivery = \(format(ratio)) ×"
+                )
+            }
+            if let longlink = allocationsPerDelivery["longlink"], let redis = allocationsPerDelivery["redis"] {
+                report.notes.append(
+                    "\(workload.title(subscribers: subscribers)): heap allocations per publish→delivery (calls to "
+                        + CallgrindCalls.allocators.sorted().joined(separator: ", ") + "): Longlink "
+                        + "\(String(format: "%.2f", longlink)) vs Redis \(String(format: "%.2f", redis))"
                 )
             }
         }
@@ -156,6 +168,7 @@ enum ProfileScenario {
                     + run.failures.map { "\($0.value) × \($0.key)" }.sorted().joined(separator: ", ")
             )
         }
+        guard let allocations = CallgrindCalls.read(file) else { throw BenchError("cannot read \(file)") }
         let deliveries = Int(run.figure("deliveries") ?? 0)
         guard deliveries > 0 else {
             throw BenchError("\(workload.kind.rawValue) \(system), \(messages) publishes: nothing was delivered")
@@ -168,6 +181,7 @@ enum ProfileScenario {
             publishesPerSecond: run.figure("publishes_per_second") ?? 0,
             medianLatencyMillis: Double(run.latency?.p50 ?? 0) / 1e6,
             instructions: counts.instructions ?? 0,
+            allocations: allocations.total,
             file: file,
             niceness: niceness
         )
@@ -190,6 +204,7 @@ enum ProfileScenario {
                 Figure("\(name)_latency_p50", run.medianLatencyMillis, "ms"),
                 Figure("\(name)_deliveries", Double(run.deliveries)),
                 Figure("\(name)_instructions", Double(run.instructions)),
+                Figure("\(name)_allocations", Double(run.allocations)),
             ]
         }
         figures.append(Figure("lost", Double(small.lost + large.lost)))
@@ -198,6 +213,8 @@ enum ProfileScenario {
         if extra > 0 {
             let instructions = Double(large.instructions) - Double(small.instructions)
             figures.append(Figure("instructions_per_delivery", instructions / Double(extra)))
+            let allocations = Double(large.allocations) - Double(small.allocations)
+            figures.append(Figure("allocations_per_delivery", allocations / Double(extra)))
         }
         return figures
     }

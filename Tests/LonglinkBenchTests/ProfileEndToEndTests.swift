@@ -34,6 +34,14 @@ extension BenchEndToEnd {
                 let perDelivery = try #require(figure(run, "instructions_per_delivery"), "\(name)")
                 let extra = (180 - 60) * subscribersPerPublish
                 #expect(abs(perDelivery - (Double(large) - Double(small)) / extra) < 0.01)
+                // Heap allocations: the calls to the C allocator in the same two files.
+                let smallAllocations = try #require(CallgrindCalls.read(files[0])?.total, "\(files[0])")
+                let largeAllocations = try #require(CallgrindCalls.read(files[1])?.total, "\(files[1])")
+                #expect(figure(run, "small_allocations") == Double(smallAllocations))
+                #expect(figure(run, "large_allocations") == Double(largeAllocations))
+                #expect(smallAllocations > 0, "\(name): a server that never allocates is a parser that counts nothing")
+                let allocations = try #require(figure(run, "allocations_per_delivery"), "\(name)")
+                #expect(abs(allocations - (Double(largeAllocations) - Double(smallAllocations)) / extra) < 0.01)
                 // Plausible for any server: more than a few hundred instructions per delivery (a syscall wrapper
                 // alone), less than ten million.
                 #expect(perDelivery > 200 && perDelivery < 10_000_000, "\(name): \(perDelivery)")
@@ -44,6 +52,7 @@ extension BenchEndToEnd {
             let targets = try #require(report["targets"] as? [[String: Any]])
             #expect(targets.count == 2)
             #expect(io.capturedOut.contains(directory), "the report names where the callgrind files are")
+            #expect(io.capturedOut.contains("heap allocations per publish→delivery"), "the notes give the allocations")
         }
 
         @Test("profile refuses options it cannot honour")
