@@ -275,9 +275,15 @@ final class LoopGateway {
         if route.kind == .config {
             let loop = context.eventLoop
             let connectionID = connection.id
-            shared.store.readToggleForSubscribe(route, since: since) { result in
-                loop.execute { context in
-                    context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
+            let shared = self.shared
+            // As for orders below: read the toggle only once a networked broker confirmed the subscription, or a
+            // toggle set on another node between the read and the confirmation reaches nobody (seen under load:
+            // a follower got the first of three values and never the other two).
+            shared.broker.whenSubscribed([route]) {
+                shared.store.readToggleForSubscribe(route, since: since) { result in
+                    loop.execute { context in
+                        context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
+                    }
                 }
             }
             return
