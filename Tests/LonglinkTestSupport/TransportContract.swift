@@ -19,24 +19,19 @@ public struct TransportContractFactory: Sendable, CustomTestStringConvertible {
     /// peer is a truncation and must fail the read with a `protocolFailure` instead of reading as the end (TLS
     /// without `close_notify`).
     public var halfCloseIsTruncation: Bool
-    /// Known deviations from the contract, by check (`TransportContract.Deviation`), with what is wrong: recorded as
-    /// known issues, so the check still runs, says so in the output, and reports when the deviation is gone.
-    public var knownIssues: [TransportContract.Deviation: String]
 
     public init(
         name: String,
         server: any TransportFactory,
         client: any TransportFactory,
         refusedClient: (any TransportFactory)? = nil,
-        halfCloseIsTruncation: Bool = false,
-        knownIssues: [TransportContract.Deviation: String] = [:]
+        halfCloseIsTruncation: Bool = false
     ) {
         self.name = name
         self.server = server
         self.client = client
         self.refusedClient = refusedClient
         self.halfCloseIsTruncation = halfCloseIsTruncation
-        self.knownIssues = knownIssues
     }
 
     public var testDescription: String { name }
@@ -85,12 +80,6 @@ public enum TransportContract {
         TransportContractCheck("connecting to a port nobody listens on fails in the handshake with io ECONNREFUSED", run: connectRefused),
         TransportContractCheck("a client the server must refuse fails its handshake with a protocolFailure", run: refusedHandshake),
     ]
-
-    /// A part of the contract an implementation is known to miss (see `TransportContractFactory.knownIssues`).
-    public enum Deviation: Hashable, Sendable {
-        /// Writing to a peer that reset the connection does not fail with an `io` error (`EPIPE`/`ECONNRESET`).
-        case resetWriteNotIO
-    }
 
     /// Whether `received` is `expected`, without printing a megabyte on failure: the comment says where they differ.
     @discardableResult
@@ -248,15 +237,8 @@ public enum TransportContract {
             return pair.server.error != nil
         }
         let error = try #require(pair.server.error, "writing to a reset peer failed")
-        let expectIO = {
-            #expect(error.kind == .io, "\(error)")
-            #expect(error.underlying.map { [EPIPE, ECONNRESET].contains($0.errno) } == true, "\(error)")
-        }
-        if let known = factory.knownIssues[.resetWriteNotIO] {
-            withKnownIssue(Comment(rawValue: known), isIntermittent: true, expectIO)
-        } else {
-            expectIO()
-        }
+        #expect(error.kind == .io, "\(error)")
+        #expect(error.underlying.map { [EPIPE, ECONNRESET].contains($0.errno) } == true, "\(error)")
     }
 
     public static func usedAfterClose(_ factory: TransportContractFactory) throws {
