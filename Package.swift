@@ -187,7 +187,12 @@ let package = Package(
         // MARK: Tests: one target per module, shared contract suites in LonglinkTestSupport.
         .target(
             name: "LonglinkTestSupport",
-            dependencies: ["LonglinkCore", "LonglinkLoop", "LonglinkProtobuf"],
+            dependencies: [
+                "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf",
+                // GatewayHarness: an in-process gateway for the gateway and operations suites.
+                "LonglinkServer", "LonglinkGateway", "LonglinkStores", "LonglinkClient", "LonglinkOperations",
+                "LonglinkJSON",  // the admin tap's Server-Sent Events (HTTPTestClient+Events)
+            ],
             path: "Tests/LonglinkTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -235,6 +240,16 @@ let package = Package(
             dependencies: [
                 "LonglinkGateway", "LonglinkCommands", "LonglinkClient", "LonglinkProtobuf", "LonglinkStores",
                 "LonglinkTestSupport", "LonglinkHTTP", "LonglinkJSON", "LonglinkLoop", "LonglinkServer", "LonglinkOperations",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The operations listener (metrics, health, admin API and page) and its ring of recent changes, on a real
+        // in-process gateway (GatewayHarness).
+        .testTarget(
+            name: "LonglinkOperationsTests",
+            dependencies: [
+                "LonglinkOperations", "LonglinkServer", "LonglinkGateway", "LonglinkClient", "LonglinkCore", "LonglinkHTTP",
+                "LonglinkJSON", "LonglinkStores", "LonglinkTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

@@ -4,10 +4,6 @@ import LonglinkTestSupport
 import Testing
 
 extension TransportContractFactory {
-    /// What `TLSTransport` does instead of the contract after a reset.
-    static let tlsResetWrite = "TLSTransport reads a reset (ECONNRESET) as a clean end of stream; OpenSSL then fails the next write "
-        + "with an empty error queue, reported as protocolFailure 'TLS write failed: unknown OpenSSL error' instead of io ECONNRESET"
-
     /// `TLSTransport` on both sides with throwaway certificates: the server's issued by the test CA, a client
     /// trusting that CA, and a refused client trusting only an unrelated self-signed certificate.
     static func tls(_ certificates: TestCertificates) throws -> TransportContractFactory {
@@ -19,8 +15,7 @@ extension TransportContractFactory {
             server: TLSTransportFactory(context: server),
             client: TLSTransportFactory(context: client),
             refusedClient: TLSTransportFactory(context: stranger),
-            halfCloseIsTruncation: true,
-            knownIssues: [.resetWriteNotIO: TransportContractFactory.tlsResetWrite]
+            halfCloseIsTruncation: true
         )
     }
 }

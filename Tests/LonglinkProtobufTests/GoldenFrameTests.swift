@@ -41,9 +41,7 @@ struct GoldenFrameTests {
             code: .slow, reason: "outbound queue full", reconnectAfterMillis: 1_500)))),
         ("client_publish", .client(.publish(PublishRequest(
             requestID: 5, orderID: "8812", line: "taxi", targetState: "driver_arriving",
-            fields: OrderFields(driverID: "driver-4711", etaSeconds: 240,
-                                location: GeoPoint(latitudeE6: 31_230_416, longitudeE6: 121_473_701)),
-            idempotencyKey: "pub-1:8812:3", wantsReceipts: true)))),
+            fields: Samples.typicalFields, idempotencyKey: "pub-1:8812:3", wantsReceipts: true)))),
         ("client_subscribe", .client(.subscribe(SubscribeRequest(
             requestID: 1, route: "order://taxi/8812", since: StreamPosition(epoch: 7, offset: 41))))),
         ("client_ack", .client(.ack(Ack(route: "order://taxi/8812", offset: 3)))),

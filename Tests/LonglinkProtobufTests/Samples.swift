@@ -39,6 +39,13 @@ enum Samples {
                        offset: .max, epoch: .max),
         skippedBefore: true
     )
+    /// What a typical change carries: the driver's id, an ETA and the driver's location in Shanghai.
+    static let typicalFields = OrderFields(
+        driverID: "driver-4711",
+        etaSeconds: 240,
+        location: GeoPoint(latitudeE6: 31_230_416, longitudeE6: 121_473_701)
+    )
+
     /// The typical push of the size comparison (`PushSizeComparison.typicalPush()` in LonglinkBench; the golden
     /// fixture `server_push_typical` pins its bytes): taxi order 8812 goes from `driver_assigned` to
     /// `driver_arriving`, with the driver's id, an ETA, the driver's location, the store timestamp and the position.
@@ -48,11 +55,7 @@ enum Samples {
             line: .taxi,
             fromState: "driver_assigned",
             toState: "driver_arriving",
-            fields: OrderFields(
-                driverID: "driver-4711",
-                etaSeconds: 240,
-                location: GeoPoint(latitudeE6: 31_230_416, longitudeE6: 121_473_701)
-            ),
+            fields: typicalFields,
             position: StreamPosition(epoch: 1, offset: 3),
             timestampMillis: 1_732_900_000_000
         )

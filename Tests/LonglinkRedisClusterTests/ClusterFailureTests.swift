@@ -78,7 +78,7 @@ struct ClusterFailureTests {
         let followers = ids.map { RouteFollower(.order(.taxi, OrderID($0)!), ports: ports) }
         for follower in followers { try follower.connect() }
         let count = 160
-        let publishers = ids.map { RetryingPublisher(clusterTaxiChanges($0, count: count), pause: .milliseconds(10), writer: nodes[1].writer) }
+        let publishers = ids.map { RetryingPublisher(keyedTaxiChanges($0, count: count), pause: .milliseconds(10), writer: nodes[1].writer) }
         // Steady state first: every order has records flowing to node A's subscribers.
         for follower in followers { #expect(try follower.pump(timeout: .seconds(30)) { follower.offsets.count >= 25 }) }
         // The victim's replica stalls first, so the master holds changes the replica never gets; then the master
@@ -114,7 +114,7 @@ struct ClusterFailureTests {
             // Every acknowledged change is stored exactly once: one record per idempotency key, offsets 1…count.
             let history = try storedHistory(cluster, prefix: prefix, id)
             #expect(difference(history.map(\.position.offset), Array(1...UInt64(count))) == nil, "\(id): stored offsets")
-            #expect(difference(history.map(\.idempotencyKey), clusterTaxiChanges(id, count: count).map(\.idempotencyKey)) == nil, "\(id): keys")
+            #expect(difference(history.map(\.idempotencyKey), keyedTaxiChanges(id, count: count).map(\.idempotencyKey)) == nil, "\(id): keys")
         }
         // The subscribers of the victim's orders were told to resume (at least one reconnect each).
         #expect(followers[0].connections >= 2 && followers[1].connections >= 2)
@@ -153,7 +153,7 @@ struct ClusterTopologyTests {
         let followers = ids.map { RouteFollower(.order(.taxi, OrderID($0)!), ports: ports) }
         for follower in followers { try follower.connect() }
         let count = 150
-        let publishers = ids.map { RetryingPublisher(clusterTaxiChanges($0, count: count), pause: .milliseconds(10), writer: nodes[1].writer) }
+        let publishers = ids.map { RetryingPublisher(keyedTaxiChanges($0, count: count), pause: .milliseconds(10), writer: nodes[1].writer) }
         for follower in followers { #expect(try follower.pump(timeout: .seconds(30)) { follower.offsets.count >= 20 }) }
         let reshard = try cluster.redisCLI([
             "--cluster", "reshard", "127.0.0.1:\(source.master)", "--cluster-from", source.masterID, "--cluster-to", target.masterID,
@@ -174,7 +174,7 @@ struct ClusterTopologyTests {
             if missing != nil { print("RESHARD-DIAG \(id)\n\(follower.journal.joined(separator: "\n"))\nNODE A\n\(logs[0].text)\nNODE B\n\(logs[1].text)") }
             let history = try storedHistory(cluster, prefix: prefix, id)
             #expect(difference(history.map(\.position.offset), Array(1...UInt64(count))) == nil, "\(id): stored offsets")
-            #expect(difference(history.map(\.idempotencyKey), clusterTaxiChanges(id, count: count).map(\.idempotencyKey)) == nil, "\(id): keys")
+            #expect(difference(history.map(\.idempotencyKey), keyedTaxiChanges(id, count: count).map(\.idempotencyKey)) == nil, "\(id): keys")
             // The history kept its epoch: the slot's epoch key moved with it.
             #expect(Set(history.map(\.position.epoch)).count == 1, "\(id)")
         }
@@ -197,7 +197,7 @@ struct ClusterTopologyTests {
         let followers = [gone, stays].map { RouteFollower(.order(.taxi, OrderID($0)!), ports: [port]) }
         for follower in followers { try follower.connect() }
         for id in [gone, stays] {
-            for change in clusterTaxiChanges(id, count: 5) { _ = try applyAndWait(node.writer, change).get() }
+            for change in keyedTaxiChanges(id, count: 5) { _ = try applyAndWait(node.writer, change, timeout: .seconds(20)).get() }
         }
         for follower in followers { #expect(try follower.pump(timeout: .seconds(20)) { follower.offsets.count >= 5 }) }
         let before = try #require(followers[0].position)
@@ -217,7 +217,7 @@ struct ClusterTopologyTests {
         try client.handshake()
         let resumed = try #require(try client.subscribe(.order(.taxi, OrderID(gone)!), since: before))
         #expect(!resumed.recovered && resumed.snapshot == nil && resumed.position.epoch != before.epoch)
-        let again = try applyAndWait(node.writer, clusterTaxiChanges(gone, count: 1)[0]).get()
+        let again = try applyAndWait(node.writer, keyedTaxiChanges(gone, count: 1)[0], timeout: .seconds(20)).get()
         #expect(again.record.position.offset == 1 && again.record.position.epoch == resumed.position.epoch)
         // The other shard kept its data and epoch.
         let other = try FramePeer(port: port)

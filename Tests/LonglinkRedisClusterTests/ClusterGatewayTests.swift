@@ -25,8 +25,8 @@ struct ClusterGatewayTests {
         let count = 30
         for index in 0..<count {
             for id in ids {
-                let change = clusterTaxiChanges(id, count: count)[index]
-                guard case .success = applyAndWait(nodes[1].writer, change) else {
+                let change = keyedTaxiChanges(id, count: count)[index]
+                guard case .success = applyAndWait(nodes[1].writer, change, timeout: .seconds(20)) else {
                     Issue.record("publish of \(change.idempotencyKey) on node B failed")
                     return
                 }

@@ -76,13 +76,13 @@ struct ClusterParityScaleOutTests {
         let perOrder = 4
         for index in 0..<perOrder {
             for id in ids {
-                guard case .success = applySync(nodes[1].writer, taxiChanges(id, count: perOrder)[index]) else {
+                guard case .success = applyAndWait(nodes[1].writer, keyedTaxiChanges(id, count: perOrder)[index]) else {
                     Issue.record("publish of \(id) on node B failed")
                     return
                 }
             }
         }
-        guard case .success = applySync(nodes[1].writer, OrderChange(orderID: OrderID("e1")!, line: .express, targetState: "created")) else {
+        guard case .success = applyAndWait(nodes[1].writer, OrderChange(orderID: OrderID("e1")!, line: .express, targetState: "created")) else {
             Issue.record("express publish failed")
             return
         }

@@ -48,16 +48,16 @@ struct LineWideScaleOutTests {
         let redisClient = try RedisBlockingConnection(RedisAddress(host: "127.0.0.1", port: redis.port))
         #expect(try redisClient.command(["PUBSUB", "NUMPAT"]).integer == 1, "one Redis subscription per line per node")
 
-        let l1 = taxiChanges("l1", count: 6)
-        let l2 = taxiChanges("l2", count: 6)
+        let l1 = keyedTaxiChanges("l1", count: 6)
+        let l2 = keyedTaxiChanges("l2", count: 6)
         for (a, b) in zip(l1, l2) {
-            guard case .success = applySync(nodes[1].writer, a), case .success = applySync(nodes[1].writer, b) else {
+            guard case .success = applyAndWait(nodes[1].writer, a), case .success = applyAndWait(nodes[1].writer, b) else {
                 Issue.record("publish on node B failed"); return
             }
         }
         let express = OrderChange(orderID: OrderID("e1")!, line: .express, targetState: "created")
-        guard case .success = applySync(nodes[1].writer, express) else { Issue.record("express publish failed"); return }
-        _ = applySync(nodes[1].writer, taxiChanges("l3", count: 1)[0])  // a marker after the express record
+        guard case .success = applyAndWait(nodes[1].writer, express) else { Issue.record("express publish failed"); return }
+        _ = applyAndWait(nodes[1].writer, keyedTaxiChanges("l3", count: 1)[0])  // a marker after the express record
 
         for peer in [console, second] {
             let received = try pushes(peer, count: 13)
@@ -75,7 +75,7 @@ struct LineWideScaleOutTests {
         console.close()
         let (again, resumed) = try follow("order://taxi/*", port: nodes[1].gateway.port, since: StreamPosition(epoch: 1, offset: 6))
         #expect(resumed.recovered == false && resumed.missed.isEmpty)
-        guard case .success = applySync(nodes[0].writer, taxiChanges("l4", count: 1)[0]) else { Issue.record("publish failed"); return }
+        guard case .success = applyAndWait(nodes[0].writer, keyedTaxiChanges("l4", count: 1)[0]) else { Issue.record("publish failed"); return }
         let live = try pushes(again, count: 1)
         #expect(live.first?.route == .order(.taxi, OrderID("l4")!))
 
@@ -99,9 +99,9 @@ struct LineWideScaleOutTests {
         defer { node.drainAndStop() }
         let (console, _) = try follow("order://taxi/*", port: node.gateway.port)
         for order in ["s1", "s2", "s3", "s4", "s5"] {
-            guard case .success = applySync(node.writer, taxiChanges(order, count: 1)[0]) else { Issue.record("publish failed"); return }
+            guard case .success = applyAndWait(node.writer, keyedTaxiChanges(order, count: 1)[0]) else { Issue.record("publish failed"); return }
         }
-        _ = applySync(node.writer, OrderChange(orderID: OrderID("e1")!, line: .express, targetState: "created"))
+        _ = applyAndWait(node.writer, OrderChange(orderID: OrderID("e1")!, line: .express, targetState: "created"))
         let received = try pushes(console, count: 5)
         #expect(Set(received.map(\.route.key)) == ["s1", "s2", "s3", "s4", "s5"])
         #expect(try console.next(timeout: .milliseconds(300)) == nil, "nothing of other lines, no duplicates")

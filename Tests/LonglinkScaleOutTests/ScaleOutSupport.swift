@@ -26,40 +26,6 @@ func startNode(_ name: String, redisPort: Int) throws -> RunningGateway {
     )
 }
 
-/// `count` legal taxi changes of one order, each with its own idempotency key (so retries are safe): created,
-/// dispatching, then driver_assigned ⇄ dispatching.
-func taxiChanges(_ id: String, count: Int) -> [OrderChange] {
-    let order = OrderID(id)!
-    return (0..<count).map { index in
-        let key = "\(id)-\(index)"
-        switch index {
-        case 0: return OrderChange(orderID: order, line: .taxi, targetState: "created", idempotencyKey: key)
-        case _ where index % 2 == 1:
-            return OrderChange(orderID: order, line: .taxi, targetState: "dispatching", idempotencyKey: key)
-        default:
-            return OrderChange(
-                orderID: order,
-                line: .taxi,
-                targetState: "driver_assigned",
-                fields: OrderFields(driverID: "d-\(index)"),
-                idempotencyKey: key
-            )
-        }
-    }
-}
-
-/// Applies a change through a node's Store writer and waits for the answer (bounded).
-func applySync(_ writer: StoreWriter, _ change: OrderChange, timeout: Duration = .seconds(10)) -> Result<AppliedChange, StoreError> {
-    let box = Mutex<Result<AppliedChange, StoreError>?>(nil)
-    writer.apply(change) { result in box.withLock { $0 = result } }
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if let result = box.withLock({ $0 }) { return result }
-        usleep(1_000)
-    }
-    return .failure(.storage("test: no answer within \(timeout)", retryable: true))
-}
-
 /// Publishes a sequence of changes on its own thread, retrying retryable failures (same idempotency key) until
 /// a deadline; records what happened.
 final class BackgroundPublisher: Sendable {
@@ -73,7 +39,7 @@ final class BackgroundPublisher: Sendable {
             let end = ContinuousClock.now + deadline
             for change in changes {
                 while true {
-                    switch applySync(writer(), change) {
+                    switch applyAndWait(writer(), change) {
                     case .success:
                         accepted.add(1, ordering: .relaxed)
                     case .failure(.storage(let why, true)):

@@ -23,8 +23,8 @@ struct ScaleOutTests {
         let followers = [Follower(route, ports: [nodes[0].gateway.port]), Follower(route, ports: [nodes[2].gateway.port])]
         for follower in followers { try follower.connect() }
         let count = 50
-        for change in taxiChanges("x1", count: count) {
-            guard case .success = applySync(nodes[1].writer, change) else {
+        for change in keyedTaxiChanges("x1", count: count) {
+            guard case .success = applyAndWait(nodes[1].writer, change) else {
                 Issue.record("publish on node B failed")
                 return
             }
@@ -52,7 +52,7 @@ struct ScaleOutTests {
                 for order in orders {
                     var change = OrderFixtures.taxiLifecycle(order)[step]
                     change.idempotencyKey = ""
-                    if case .success(let applied) = applySync(nodes[node].writer, change), !applied.deduplicated {
+                    if case .success(let applied) = applyAndWait(nodes[node].writer, change), !applied.deduplicated {
                         accepted.withLock { $0[order, default: 0] += 1 }
                     }
                 }
@@ -82,7 +82,7 @@ struct ScaleOutTests {
         try follower.connect()
         let count = 300
         let writer = nodes[1].writer
-        let publisher = BackgroundPublisher(taxiChanges("r1", count: count)) { writer }
+        let publisher = BackgroundPublisher(keyedTaxiChanges("r1", count: count)) { writer }
         #expect(try follower.pump(timeout: .seconds(30)) { follower.offsets.count >= 80 })
         redis.stop()
         #expect(eventually { publisher.retryableFailures.load(ordering: .relaxed) > 0 })
@@ -107,7 +107,7 @@ struct ScaleOutTests {
         let route = Route.order(.taxi, OrderID("f1")!)
         let follower = Follower(route, ports: [node.gateway.port])
         try follower.connect()
-        for change in taxiChanges("f1", count: 3) { _ = applySync(node.writer, change) }
+        for change in keyedTaxiChanges("f1", count: 3) { _ = applyAndWait(node.writer, change) }
         #expect(try follower.pump(timeout: .seconds(10)) { follower.offsets.count >= 3 })
         let old = try #require(follower.position)
         try RedisBlockingConnection(RedisAddress(host: "127.0.0.1", port: redis.port)).command(["FLUSHALL"])
@@ -133,7 +133,7 @@ struct ScaleOutTests {
         try follower.connect()
         let count = 200
         let writer = survivor.writer
-        let publisher = BackgroundPublisher(taxiChanges("k1", count: count)) { writer }
+        let publisher = BackgroundPublisher(keyedTaxiChanges("k1", count: count)) { writer }
         #expect(try follower.pump(timeout: .seconds(30)) { follower.offsets.count >= 60 })
         doomed.kill9()
         #expect(try follower.pump(timeout: .seconds(60)) { follower.offsets.count >= count })

@@ -111,8 +111,7 @@ extension TransportContractFactory {
             server: FaultyTransportFactory(server, fault: fault),
             client: FaultyTransportFactory(client, fault: fault),
             refusedClient: refusedClient.map { FaultyTransportFactory($0, fault: fault) },
-            halfCloseIsTruncation: halfCloseIsTruncation,
-            knownIssues: knownIssues
+            halfCloseIsTruncation: halfCloseIsTruncation
         )
     }
 }

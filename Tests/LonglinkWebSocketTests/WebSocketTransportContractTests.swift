@@ -10,8 +10,7 @@ extension TransportContractFactory {
     static func webSocket(
         _ name: String,
         server: any TransportFactory,
-        client: any TransportFactory,
-        knownIssues: [TransportContract.Deviation: String] = [:]
+        client: any TransportFactory
     ) -> TransportContractFactory {
         let endpoint = WebSocketEndpoint(
             policy: WebSocketUpgradePolicy(secure: server.isEncrypted),
@@ -22,8 +21,7 @@ extension TransportContractFactory {
             server: WebSocketTransportFactory(inner: server, endpoint: endpoint),
             client: WebSocketClientTransportFactory(inner: client, host: "localhost"),
             refusedClient: WebSocketClientTransportFactory(inner: client, host: "localhost", path: "/elsewhere"),
-            halfCloseIsTruncation: server.isEncrypted,
-            knownIssues: knownIssues
+            halfCloseIsTruncation: server.isEncrypted
         )
     }
 
@@ -37,8 +35,7 @@ extension TransportContractFactory {
         return webSocket(
             "wss",
             server: TLSTransportFactory(context: server),
-            client: TLSTransportFactory(context: client),
-            knownIssues: [.resetWriteNotIO: "the TLS underneath: TLSTransport reads a reset as a clean end of stream, then reports the next write as protocolFailure 'unknown OpenSSL error' instead of io ECONNRESET"]
+            client: TLSTransportFactory(context: client)
         )
     }
 }

@@ -27,6 +27,8 @@ public final class TLSTransport: Transport {
     /// Readiness a write waits for beyond plain writability (`.read` after `SSL_ERROR_WANT_READ`).
     private var writeWants: SelectorEvent = []
     private let readSize: Int
+    /// The socket error (a reset) a read or write met: OpenSSL fails every later call on this `SSL` without one.
+    private var socketFailure: IOError?
 
     /// Wraps `fd` with a new `SSL` from `context`. `serverName` (clients) sets SNI and the name the server's
     /// certificate must match (a DNS name or an IP address). A client context that resumes sessions offers the
@@ -130,17 +132,21 @@ public final class TLSTransport: Transport {
 
     public func read(into buffer: inout ByteBuffer) throws(TransportError) -> IOResult<Int> {
         guard state == .open else { throw .closed }
+        if let socketFailure { throw .io(socketFailure) }
         readWants = []
         var total = 0
         while true {
             var errorCode: CInt = 0
+            var readErrno: CInt = 0
             let ssl = self.ssl
             let wanted = buffer.writableBytes >= 1024 ? 1024 : readSize
             let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw in
                 ERR_clear_error()
+                Glibc.errno = 0
                 var count = 0
                 let result = SSL_read_ex(ssl, raw.baseAddress, raw.count, &count)
                 if result == 1 { return count }
+                readErrno = Glibc.errno
                 errorCode = SSL_get_error(ssl, result)
                 return 0
             }
@@ -159,9 +165,18 @@ public final class TLSTransport: Transport {
                 return total > 0 ? .processed(total) : .wouldBlock
             case SSL_ERROR_ZERO_RETURN:
                 return .processed(total)
-            case SSL_ERROR_SYSCALL where Glibc.errno == 0 || Glibc.errno == ECONNRESET:
+            case SSL_ERROR_SYSCALL where readErrno == 0:
+                // The socket ended without an error and without close_notify (OpenSSL 3 reports a truncation as
+                // SSL_ERROR_SSL unless told to ignore it): the end of the stream.
                 _ = OpenSSLErrors.last()
                 return .processed(total)
+            case let code where Self.isSocketFailure(code, errno: readErrno):
+                // A reset (ECONNRESET) or another socket error: an io error, as PlainTransport reports it. OpenSSL
+                // refuses every later call on this SSL, so the error is kept for them.
+                _ = OpenSSLErrors.last()
+                socketFailure = IOError(errno: readErrno, function: "SSL_read")
+                if total > 0 { return .processed(total) }
+                throw .io(IOError(errno: readErrno, function: "SSL_read"))
             case let code:
                 if total > 0 { return .processed(total) }
                 throw failure("read", code: code)
@@ -171,6 +186,7 @@ public final class TLSTransport: Transport {
 
     public func write(_ queue: inout OutboundQueue) throws(TransportError) -> IOResult<Int> {
         guard state == .open else { throw .closed }
+        if let socketFailure { throw .io(socketFailure) }
         writeWants = []
         var total = 0
         while !queue.isEmpty {
@@ -178,13 +194,16 @@ public final class TLSTransport: Transport {
             // pushes. A retry after WANT_WRITE presents at least the same bytes, as OpenSSL requires: the front of
             // the queue is only consumed by what SSL_write_ex reports written.
             var errorCode: CInt = 0
+            var writeErrno: CInt = 0
             let ssl = self.ssl
             let written = withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 16) { scratch -> Int in
                 let count = queue.copyFront(into: scratch)
                 ERR_clear_error()
+                Glibc.errno = 0
                 var written = 0
                 let result = SSL_write_ex(ssl, scratch.baseAddress, count, &written)
                 if result == 1 { return written }
+                writeErrno = Glibc.errno
                 errorCode = SSL_get_error(ssl, result)
                 return 0
             }
@@ -199,9 +218,10 @@ public final class TLSTransport: Transport {
             case SSL_ERROR_WANT_READ:
                 writeWants = .read
                 return total > 0 ? .processed(total) : .wouldBlock
-            case SSL_ERROR_SYSCALL where Glibc.errno == EPIPE || Glibc.errno == ECONNRESET:
+            case let code where Self.isSocketFailure(code, errno: writeErrno):
                 _ = OpenSSLErrors.last()
-                throw .io(IOError(errno: Glibc.errno, function: "SSL_write"))
+                socketFailure = IOError(errno: writeErrno, function: "SSL_write")
+                throw .io(IOError(errno: writeErrno, function: "SSL_write"))
             case let code:
                 throw failure("write", code: code)
             }
@@ -220,6 +240,17 @@ public final class TLSTransport: Transport {
         state = .closed
         SSL_free(ssl)
         Socket.close(fd)
+    }
+
+    /// Whether a failed `SSL_read_ex`/`SSL_write_ex` (not a want-read/want-write) failed in the socket:
+    /// `SSL_ERROR_SYSCALL` with an errno, or another code with the socket's `EPIPE`/`ECONNRESET` (OpenSSL 3 says
+    /// `SSL_ERROR_ZERO_RETURN` for a write to a peer that sent close_notify and then reset the connection).
+    private static func isSocketFailure(_ code: CInt, errno: CInt) -> Bool {
+        switch code {
+        case SSL_ERROR_SYSCALL: errno != 0
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: false
+        default: errno == EPIPE || errno == ECONNRESET
+        }
     }
 
     /// After a verified handshake: the server's public key must be one of the pins (when there are pins).

@@ -103,14 +103,7 @@ public final class APIServer: Sendable {
     @discardableResult
     public func start(host: String, port: Int) throws(IOError) -> Int {
         guard let target = gateway.eventLoops.first else { throw IOError(errno: 22, function: "API listener: gateway not started") }
-        let fd = try Socket.listen(host: host, port: port, backlog: 512)
-        let bound: Int
-        do {
-            bound = try Socket.localPort(fd)
-        } catch {
-            Socket.close(fd)
-            throw error
-        }
+        let (fd, bound) = try HTTPServer.bind(host: host, port: port, backlog: 512)
         boundPort.store(bound, ordering: .relaxed)
         loop.withLock { $0 = target }
         let http = HTTPServer.Configuration(
@@ -121,19 +114,15 @@ public final class APIServer: Sendable {
             streamKeepAlive: nil,
             sweepInterval: .milliseconds(250)
         )
-        let logger = self.logger
-        let posted = target.execute { [self] context in
-            do {
-                let server = try HTTPServer(listeningFD: fd, on: context, configuration: http, logger: logger) { request, exchange in
-                    self.handle(request, exchange)
-                }
-                context.attach(APIListener(server: server))
-            } catch {
-                Socket.close(fd)
-                logger.error("API listener could not start: \(error)")
-            }
-        }
-        if !posted { Socket.close(fd) }
+        HTTPServer.start(
+            "API listener",
+            listeningFD: fd,
+            on: target,
+            configuration: http,
+            logger: logger,
+            makeHandler: { [self] _ in { request, exchange in self.handle(request, exchange) } },
+            started: { context, server in context.attach(APIListener(server: server)) }
+        )
         logger.info("backend API listener on \(host):\(bound)", [("address", "\(host):\(bound)")])
         return bound
     }

@@ -95,31 +95,18 @@ public final class AdminServer: Sendable {
     @discardableResult
     public func start(host: String, port: Int) throws(IOError) -> Int {
         guard let target = gateway.eventLoops.first else { throw IOError(errno: 22, function: "admin listener: gateway not started") }
-        let fd = try Socket.listen(host: host, port: port, backlog: 128)
-        let bound: Int
-        do {
-            bound = try Socket.localPort(fd)
-        } catch {
-            Socket.close(fd)
-            throw error
-        }
+        let (fd, bound) = try HTTPServer.bind(host: host, port: port, backlog: 128)
         boundPort.store(bound, ordering: .relaxed)
         loop.withLock { $0 = target }
-        let configuration = httpConfiguration
-        let logger = self.logger
-        let posted = target.execute { [self] context in
-            do {
-                let server = try HTTPServer(listeningFD: fd, on: context, configuration: configuration, logger: logger) {
-                    [unowned context] request, exchange in
-                    self.handle(request, exchange, context: context)
-                }
-                context.attach(AdminListener(server: server))
-            } catch {
-                Socket.close(fd)
-                logger.error("operations listener could not start: \(error)")
-            }
-        }
-        if !posted { Socket.close(fd) }
+        HTTPServer.start(
+            "operations listener",
+            listeningFD: fd,
+            on: target,
+            configuration: httpConfiguration,
+            logger: logger,
+            makeHandler: { [self] context in { [unowned context] request, exchange in self.handle(request, exchange, context: context) } },
+            started: { context, server in context.attach(AdminListener(server: server)) }
+        )
         logger.info("operations listener on \(host):\(bound)", [("address", "\(host):\(bound)")])
         return bound
     }

@@ -3,7 +3,7 @@ import LonglinkOperations
 import LonglinkTestSupport
 import Testing
 
-/// The admin tap's ring of recent changes (LonglinkOperations; its admin tests live here with the gateway harness).
+/// The admin tap's ring of recent changes.
 @Suite("Recent changes ring")
 struct RecentChangesTests {
     /// `count` real changes from a memory store: orders r0, r1, ….

@@ -12,7 +12,7 @@ struct AdminPageTests {
     func pageInChromium() throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
-        let peer = try RawPeer(port: harness.port)
+        let peer = try FramePeer(port: harness.port)
         let connected = try #require(try peer.handshake(token: "rider-token"))
         _ = try peer.subscribe(route)
         let port = harness.adminPort

@@ -10,9 +10,6 @@ import Testing
 import LonglinkJSON
 import LonglinkOperations
 
-/// Admin requests carry this token; the development authorizer admits any token as admin.
-let adminAuth = [("Authorization", "Bearer dev-admin-token")]
-
 @Suite("Operations listener: metrics, health, admin API (real gateway, real sockets)", .serialized)
 struct AdminAPITests {
     let route = Route.order(.taxi, OrderID("8812")!)
@@ -21,7 +18,7 @@ struct AdminAPITests {
     func metricsPassPromtool() async throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
-        let peer = try RawPeer(port: harness.port)
+        let peer = try FramePeer(port: harness.port)
         try #require(try peer.handshake(token: "t") != nil)
         _ = try peer.subscribe(route)
         let publisher = try harness.client()
@@ -116,10 +113,10 @@ struct AdminAPITests {
     func connections() throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
-        let peer = try RawPeer(port: harness.port)
+        let peer = try FramePeer(port: harness.port)
         try #require(try peer.handshake(token: "rider-token") != nil)
         _ = try peer.subscribe(route)
-        let idle = try RawPeer(port: harness.port)
+        let idle = try FramePeer(port: harness.port)
         try #require(try idle.handshake() != nil)
 
         let response = try HTTPTestClient.fetch(port: harness.adminPort, "GET", "/admin/connections?sort=subscriptions", headers: adminAuth)
@@ -148,7 +145,7 @@ struct AdminAPITests {
     func disconnect() throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
-        let peer = try RawPeer(port: harness.port)
+        let peer = try FramePeer(port: harness.port)
         let connected = try #require(try peer.handshake(token: "t"))
         let response = try HTTPTestClient.fetch(
             port: harness.adminPort,
@@ -158,7 +155,7 @@ struct AdminAPITests {
             body: "{\"code\": 3504, \"reason\": \"banned\"}"
         )
         #expect(response.status == 200)
-        let frame = try #require(try peer.next(disconnectFrame))
+        let frame = try #require(try peer.disconnect())
         #expect(frame.code == .adminBan && frame.reason == "banned")
         #expect(try peer.closedByServer())
         let again = try HTTPTestClient.fetch(port: harness.adminPort, "POST", "/admin/connections/\(connected.clientID)/disconnect", headers: adminAuth, body: "")
@@ -171,7 +168,7 @@ struct AdminAPITests {
     func publishAndLookup() throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
-        let peer = try RawPeer(port: harness.port)
+        let peer = try FramePeer(port: harness.port)
         try #require(try peer.handshake() != nil)
         _ = try peer.subscribe(route)
         let port = harness.adminPort
@@ -254,15 +251,4 @@ func runPromtool(_ text: String) throws -> (Int32, String) {
         ["/usr/bin/promtool", "check", "metrics"], input: Array(text.utf8), mergingStandardError: true, timeout: .seconds(120)
     )
     return (output.status, String(decoding: output.stdout, as: UTF8.self))
-}
-
-/// The JSON of every `data:` line a Server-Sent Events client has received so far.
-func events(_ client: HTTPTestClient) -> [JSONValue] {
-    var values: [JSONValue] = []
-    // Split on the byte: in Swift "\r\n" is one Character, and chunk framing puts CRLF next to the event lines.
-    for bytes in client.buffered.split(separator: 10) {
-        let line = String(decoding: bytes, as: UTF8.self)
-        if line.hasPrefix("data: "), let value = try? JSONValue.parse(String(line.dropFirst(6))) { values.append(value) }
-    }
-    return values
 }

@@ -1,20 +1,24 @@
-import LonglinkTestSupport
 import Foundation
-import LonglinkClient
-import LonglinkServer
-import LonglinkCore
-import LonglinkGateway
-import LonglinkLoop
+public import LonglinkClient
+public import LonglinkServer
+public import LonglinkCore
+public import LonglinkGateway
+public import LonglinkLoop
 import LonglinkOperations
-import LonglinkStores
+public import LonglinkStores
+
+/// Admin requests carry this token; the development authorizer admits any token as admin.
+public let adminAuth = [("Authorization", "Bearer dev-admin-token")]
 
 /// A real gateway in this process on a free loopback port: the same composition `longlink serve` runs
 /// (StoreWriter + store + LocalBroker + Gateway), with test-sized timings.
-final class GatewayHarness {
-    let running: RunningGateway
-    var port: Int { running.gateway.port }
+public final class GatewayHarness {
+    /// The gateway and what runs with it.
+    public let running: RunningGateway
+    /// The gateway's port.
+    public var port: Int { running.gateway.port }
 
-    init(
+    public init(
         store: StoreSpecification = .memory,
         port: Int = 0,
         loops: Int = 2,
@@ -56,10 +60,10 @@ final class GatewayHarness {
     }
 
     /// The operations listener's port (start with `operations: true`).
-    var adminPort: Int { running.admin?.port ?? 0 }
+    public var adminPort: Int { running.admin?.port ?? 0 }
 
     /// A client of this gateway; `backend` picks its selector (the client suite runs on epoll and on poll).
-    func client(
+    public func client(
         backend: SelectorBackend = .platformDefault,
         _ configure: (inout ClientConfiguration) -> Void = { _ in }
     ) throws -> LonglinkClient {
@@ -76,16 +80,17 @@ final class GatewayHarness {
 
     /// Applies a change straight through the Store's writer (as a backend publish would).
     @discardableResult
-    func apply(_ change: OrderChange) async throws -> AppliedChange {
+    public func apply(_ change: OrderChange) async throws -> AppliedChange {
         try await running.writer.apply(change)
     }
 
-    func stop() { running.drainAndStop() }
+    /// Drains and stops the gateway.
+    public func stop() { running.drainAndStop() }
 }
 
 /// `count` legal taxi changes for one order: created, dispatching, then driver_assigned ⇄ dispatching
 /// (a driver taking the order and dropping out, again and again) as long as needed.
-func taxiChanges(_ id: String, count: Int) -> [OrderChange] {
+public func taxiChanges(_ id: String, count: Int) -> [OrderChange] {
     let order = OrderID(id)!
     var changes: [OrderChange] = []
     for index in 0..<count {
