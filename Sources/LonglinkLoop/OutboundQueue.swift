@@ -20,19 +20,31 @@ public struct OutboundQueue: Sendable {
     /// 1 KiB of stack).
     public static let maxChunksPerWrite = 64
 
+    // The stored properties are ordered and sized so the queue stays 33 bytes, as before `spareReply` joined:
+    // every connection holds one, and idle memory per connection is a budget (issue 19).
     private var chunks: [[UInt8]] = []
-    /// Index of the first chunk not yet fully written.
-    private var head = 0
-    /// Bytes of `chunks[head]` already written by an earlier short write.
-    private var headOffset = 0
-    /// Bytes queued and not yet written.
-    public private(set) var queuedBytes = 0
-    /// Whether the last chunk is the queue's own (filled by `appendReply`), so more replies may be added to it.
-    private var tailIsPrivate = false
     /// The last private reply chunk, emptied with its storage kept, once everything was written: the next reply
     /// reuses it instead of allocating (a publisher gets one result per publish). Freed by
     /// `releaseStorageIfEmpty` with the rest.
     private var spareReply: [UInt8] = []
+    /// Bytes queued and not yet written.
+    public private(set) var queuedBytes = 0
+    private var storedHead: Int32 = 0
+    private var storedHeadOffset: Int32 = 0
+    /// Whether the last chunk is the queue's own (filled by `appendReply`), so more replies may be added to it.
+    private var tailIsPrivate = false
+
+    /// Index of the first chunk not yet fully written (at most `chunks.count`, far below 2³¹).
+    private var head: Int {
+        get { Int(storedHead) }
+        set { storedHead = Int32(truncatingIfNeeded: newValue) }
+    }
+    /// Bytes of `chunks[head]` already written by an earlier short write (below a chunk's size, at most the
+    /// outbound limit).
+    private var headOffset: Int {
+        get { Int(storedHeadOffset) }
+        set { storedHeadOffset = Int32(truncatingIfNeeded: newValue) }
+    }
 
     /// Replies are gathered into one private chunk while it stays at most this size.
     public static let replyChunkCapacity = 4096
