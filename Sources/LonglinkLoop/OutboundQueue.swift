@@ -34,16 +34,16 @@ public struct OutboundQueue: Sendable {
     /// Whether the last chunk is the queue's own (filled by `appendReply`), so more replies may be added to it.
     private var tailIsPrivate = false
 
-    /// Index of the first chunk not yet fully written (at most `chunks.count`, far below 2³¹).
+    /// Index of the first chunk not yet fully written (at most `chunks.count`, far below 2³¹; a larger value traps).
     private var head: Int {
         get { Int(storedHead) }
-        set { storedHead = Int32(truncatingIfNeeded: newValue) }
+        set { storedHead = Int32(newValue) }
     }
     /// Bytes of `chunks[head]` already written by an earlier short write (below a chunk's size, at most the
     /// outbound limit).
     private var headOffset: Int {
         get { Int(storedHeadOffset) }
-        set { storedHeadOffset = Int32(truncatingIfNeeded: newValue) }
+        set { storedHeadOffset = Int32(newValue) }
     }
 
     /// Replies are gathered into one private chunk while it stays at most this size.

@@ -21,10 +21,6 @@ enum StateCatalog {
         return states
     }()
 
-    /// Number by state (hashing a state hashes its precomputed 64-bit hash, not its name).
-    static let codes: [OrderState: UInt32] = Dictionary(
-        uniqueKeysWithValues: entries.map { (OrderState($0.0), $0.1) })
-
     /// The catalog's states with their numbers, for `code(of:)`.
     private static let table: [(state: OrderState, code: UInt32)] = entries.map { (OrderState($0.0), $0.1) }
 

@@ -59,8 +59,9 @@ public struct ProtobufFrameCodec: FrameCodec {
         requestID: UInt32, position: StreamPosition, timestampMillis: UInt64, deduplicated: Bool, to bytes: inout [UInt8]
     ) throws(FrameError) {
         guard fastPaths else {
-            let outcome = PublishResult.Outcome.accepted(position: position, timestampMillis: timestampMillis, deduplicated: deduplicated)
-            bytes += try encodedFrame(.publishResult(PublishResult(requestID: requestID, outcome: outcome)))
+            let result = PublishResult.accepted(
+                requestID: requestID, position: position, timestampMillis: timestampMillis, deduplicated: deduplicated)
+            bytes += try encodedFrame(.publishResult(result))
             return
         }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: PublishResultEncoder.maxFrameSize) { scratch in

@@ -18,20 +18,10 @@ public final class ObserverRegistry: Sendable {
     /// The bound on undelivered changes per registration when `observe` is not given one.
     public let defaultLimit: Int
     private let logger: Logger
-    private let state = Mutex(State())
+    /// The registrations in registration order, so delivery order among observers is stable. `notify` takes this
+    /// array (one reference count) instead of building one per commit.
+    private let state = Mutex<[Registration]>([])
     private let dropped = Atomic<Int>(0)
-
-    private struct State {
-        var nextID = 0
-        var registrations: [Int: Registration] = [:]
-        /// Registration ids in registration order, so delivery order among observers is stable.
-        var order: [Int] = []
-        /// The registrations in `order`, rebuilt when one is added or removed: `notify` takes this array (a
-        /// reference count) instead of building one per commit.
-        var ordered: [Registration] = []
-
-        mutating func rebuildOrdered() { ordered = order.compactMap { registrations[$0] } }
-    }
 
     /// An empty registry.
     public init(defaultLimit: Int = 4_096, logger: Logger = .disabled) {
@@ -56,17 +46,10 @@ public final class ObserverRegistry: Sendable {
     }
 
     private func register(_ registration: Registration) -> ObservationToken {
-        let id = state.withLock { state in
-            let id = state.nextID
-            state.nextID += 1
-            state.registrations[id] = registration
-            state.order.append(id)
-            state.rebuildOrdered()
-            return id
-        }
+        state.withLock { $0.append(registration) }
         return ObservationToken { [weak self] in
             registration.active.store(false, ordering: .releasing)
-            self?.remove(id)
+            self?.remove(registration)
         }
     }
 
@@ -109,7 +92,7 @@ public final class ObserverRegistry: Sendable {
     /// Returns at once; delivery happens on each registration's queue.
     public func notify(_ changes: [ContentChange]) {
         guard !changes.isEmpty else { return }
-        let registrations = state.withLock { $0.ordered }
+        let registrations = state.withLock { $0 }
         for registration in registrations {
             if registration.inline {
                 for change in changes where registration.pattern.matches(change.route) {
@@ -146,33 +129,19 @@ public final class ObserverRegistry: Sendable {
     }
 
     /// How many observations are registered.
-    public var observerCount: Int { state.withLock { $0.registrations.count } }
+    public var observerCount: Int { state.withLock { $0.count } }
 
     /// How many changes were dropped because an observer fell behind its limit, over all observers.
     public var droppedCount: Int { dropped.load(ordering: .relaxed) }
 
     /// Waits until every change handed to `notify` so far was delivered (or dropped). For tests and shutdown.
     public func waitUntilDelivered() {
-        let registrations = state.withLock { state in Array(state.registrations.values) }
+        let registrations = state.withLock { $0 }
         for registration in registrations { registration.queue.sync {} }
     }
 
-    private func remove(_ id: Int) {
-        state.withLock { state in
-            if state.registrations.removeValue(forKey: id) != nil {
-                state.order.removeAll { $0 == id }
-                state.rebuildOrdered()
-            }
-        }
-    }
-
     private func remove(_ registration: Registration) {
-        state.withLock { state in
-            guard let id = state.registrations.first(where: { $0.value === registration })?.key else { return }
-            state.registrations[id] = nil
-            state.order.removeAll { $0 == id }
-            state.rebuildOrdered()
-        }
+        state.withLock { $0.removeAll { $0 === registration } }
     }
 }
 

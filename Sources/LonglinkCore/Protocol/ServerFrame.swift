@@ -145,6 +145,16 @@ public struct PublishResult: Hashable, Sendable {
         self.requestID = requestID
         self.outcome = outcome
     }
+
+    /// The answer to request `requestID`: stored at `position`, accepted at `timestampMillis`.
+    public static func accepted(
+        requestID: UInt32, position: StreamPosition, timestampMillis: UInt64, deduplicated: Bool
+    ) -> PublishResult {
+        PublishResult(
+            requestID: requestID,
+            outcome: .accepted(position: position, timestampMillis: timestampMillis, deduplicated: deduplicated)
+        )
+    }
 }
 
 /// A record pushed to a subscriber. On the wire the order id and line are not repeated (the route has

@@ -40,8 +40,9 @@ extension FrameCodec {
     public func appendAcceptedPublishResult(
         requestID: UInt32, position: StreamPosition, timestampMillis: UInt64, deduplicated: Bool, to bytes: inout [UInt8]
     ) throws(FrameError) {
-        let outcome = PublishResult.Outcome.accepted(position: position, timestampMillis: timestampMillis, deduplicated: deduplicated)
-        bytes += try encodedFrame(.publishResult(PublishResult(requestID: requestID, outcome: outcome)))
+        let result = PublishResult.accepted(
+            requestID: requestID, position: position, timestampMillis: timestampMillis, deduplicated: deduplicated)
+        bytes += try encodedFrame(.publishResult(result))
     }
 
     /// Encodes `.push(Push(route: record.route, record: record))` with `encodedFrame`.

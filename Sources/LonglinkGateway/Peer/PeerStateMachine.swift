@@ -400,24 +400,20 @@ public struct PeerStateMachine {
         return [.send(frame)]
     }
 
-    /// The frame that answers a publish the Store completed (`publishCompleted` without the action list), or nil
-    /// when the connection takes no answers any more.
     /// Whether publish results are still sent (`publishResult` returns a frame): the session is active or draining.
     public var answersPublishes: Bool { phase == .active || phase == .draining }
 
+    /// The frame that answers a publish the Store completed (`publishCompleted` without the action list), or nil
+    /// when the connection takes no answers any more.
     public func publishResult(requestID: UInt32, result: Result<AppliedChange, StoreError>) -> ServerFrame? {
-        guard phase == .active || phase == .draining else { return nil }
+        guard answersPublishes else { return nil }
         switch result {
         case .success(let applied):
             let record = applied.record
             return .publishResult(
-                PublishResult(
-                    requestID: requestID,
-                    outcome: .accepted(
-                        position: record.position,
-                        timestampMillis: record.timestampMillis,
-                        deduplicated: applied.deduplicated
-                    )
+                .accepted(
+                    requestID: requestID, position: record.position, timestampMillis: record.timestampMillis,
+                    deduplicated: applied.deduplicated
                 )
             )
         case .failure(let error):

@@ -11,8 +11,10 @@ import LonglinkLoop
 /// quarter of the limit) and the Store has answered. A peer that takes no byte for the pong timeout while it is
 /// paused does not read at all: it is cut with `slow`, like a subscriber that cannot keep up.
 extension Connection {
-    /// Whether no further frame should be processed until the peer reads what is queued.
-    var answersBacklogged: Bool {
+    /// Whether no further frame should be processed until the peer reads what is queued. `owner` is this
+    /// connection's loop gateway, passed in by the frame loop that holds it already (each access through the
+    /// `unowned` property costs a retain and a release).
+    func answersBacklogged(on owner: LoopGateway) -> Bool {
         outbound.queuedBytes >= owner.outboundHighWater || pendingPublishes >= owner.maxPendingPublishes
     }
 

@@ -166,11 +166,8 @@ final class Connection: SelectorHandler {
         let owner = self.owner
         let codec = owner.shared.codec
         let reader = owner.frameReader
-        let highWater = owner.outboundHighWater
-        let maxPending = owner.maxPendingPublishes
         while !isClosed && peer.phase != .draining {
-            // `answersBacklogged`, with the owner's limits read above.
-            if outbound.queuedBytes >= highWater || pendingPublishes >= maxPending {
+            if answersBacklogged(on: owner) {
                 pauseReads()
                 return
             }

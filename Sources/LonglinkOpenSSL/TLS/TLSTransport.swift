@@ -174,9 +174,10 @@ public final class TLSTransport: Transport {
                 // A reset (ECONNRESET) or another socket error: an io error, as PlainTransport reports it. OpenSSL
                 // refuses every later call on this SSL, so the error is kept for them.
                 _ = OpenSSLErrors.last()
-                socketFailure = IOError(errno: readErrno, function: "SSL_read")
+                let error = IOError(errno: readErrno, function: "SSL_read")
+                socketFailure = error
                 if total > 0 { return .processed(total) }
-                throw .io(IOError(errno: readErrno, function: "SSL_read"))
+                throw .io(error)
             case let code:
                 if total > 0 { return .processed(total) }
                 throw failure("read", code: code)
@@ -220,8 +221,9 @@ public final class TLSTransport: Transport {
                 return total > 0 ? .processed(total) : .wouldBlock
             case let code where Self.isSocketFailure(code, errno: writeErrno):
                 _ = OpenSSLErrors.last()
-                socketFailure = IOError(errno: writeErrno, function: "SSL_write")
-                throw .io(IOError(errno: writeErrno, function: "SSL_write"))
+                let error = IOError(errno: writeErrno, function: "SSL_write")
+                socketFailure = error
+                throw .io(error)
             case let code:
                 throw failure("write", code: code)
             }
