@@ -14,6 +14,8 @@ import Synchronization
 final class Mailbox: Sendable {
     private struct State {
         var queue: [WriterRequest] = []
+        /// Changes and reads in `queue` (a batch request counts each of its changes).
+        var queuedWork = 0
         /// An emptied queue array that kept its capacity: the next drain swaps it in for `queue`, so a queue that
         /// is drained one request at a time does not allocate a new array per request.
         var spare: [WriterRequest] = []
@@ -29,8 +31,16 @@ final class Mailbox: Sendable {
     private struct StoreSlot {
         var store: (any OrderStore)?
         var pending: [OrderChange] = []
-        var completions: [@Sendable (Result<AppliedChange, StoreError>) -> Void] = []
+        var completions: [Completion] = []
         var records: [OrderChangeRecord] = []
+        var notes: [ContentChange] = []
+        var results: [Result<AppliedChange, StoreError>] = []
+    }
+
+    /// Who gets the results of the pending changes, in order: one change's completion, or a batch request's.
+    private enum Completion {
+        case one(@Sendable (Result<AppliedChange, StoreError>) -> Void)
+        case batch(count: Int, @Sendable ([Result<AppliedChange, StoreError>]) -> Void)
     }
 
     /// What the writer thread does next.
@@ -77,6 +87,7 @@ final class Mailbox: Sendable {
         let (accepted, signal) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopping else { return (false, false) }
             state.queue.append(request)
+            state.queuedWork += request.weight
             guard wake, state.sleeping, !state.processing else { return (true, false) }
             state.sleeping = false
             return (true, true)
@@ -91,7 +102,7 @@ final class Mailbox: Sendable {
         if configuration.commitsOnCaller {
             let (claimed, signal) = state.withLock { state -> (Bool, Bool) in
                 guard !state.processing, !state.queue.isEmpty else { return (false, false) }
-                if state.queue.count > Self.callerBatchLimit && state.sleeping {
+                if state.queuedWork > Self.callerBatchLimit && state.sleeping {
                     // A big batch: the caller is busy; the writer thread commits it in parallel.
                     state.sleeping = false
                     return (false, true)
@@ -109,6 +120,48 @@ final class Mailbox: Sendable {
             }
             if signal { wake.signal() }
         }
+    }
+
+    /// Commits `changes` on this thread, after the requests queued before them, and appends their results to
+    /// `results`; false (nothing applied) unless the store commits on its caller, the batch is small and no other
+    /// thread is committing. The committed hook and the observers run here too, before this returns.
+    func applyOnCaller(_ changes: [OrderChange], appendingTo results: inout [Result<AppliedChange, StoreError>]) -> Bool {
+        guard configuration.commitsOnCaller, !changes.isEmpty, changes.count <= Self.callerBatchLimit else { return false }
+        let (claimed, queued) = state.withLock { state -> (Bool, [WriterRequest]?) in
+            guard !state.processing, !state.stopping else { return (false, nil) }
+            state.processing = true
+            guard !state.queue.isEmpty else { return (true, nil) }
+            var requests: [WriterRequest] = []
+            swap(&requests, &state.spare)
+            swap(&requests, &state.queue)
+            state.queuedWork = 0
+            return (true, requests)
+        }
+        guard claimed else { return false }
+        slot.withLock { slot in
+            guard let store = slot.store else {
+                queued?.forEach { $0.fail() }
+                for _ in changes { results.append(.failure(.closed)) }
+                return
+            }
+            if let queued { process(queued, &slot) }
+            let start = results.count
+            store.applyBatch(changes, appendingTo: &results)
+            if results.count - start != changes.count {
+                configuration.logger.error("applyBatch returned \(results.count - start) results for \(changes.count) changes")
+                results.removeSubrange(start...)
+                for _ in changes { results.append(.failure(.storage("store returned a wrong result count", retryable: false))) }
+            }
+            handOff(results[start...], &slot)
+            notifyObservers(results[start...], &slot)
+        }
+        if var queued {
+            queued.removeAllKeepingStorage()
+            state.withLock { state in if queued.capacity > state.spare.capacity { swap(&queued, &state.spare) } }
+        }
+        // Releases the flag the way a drain does: what was queued meanwhile is committed or handed to the writer.
+        drain(rounds: Self.callerRounds)
+        return true
     }
 
     func stop() {
@@ -145,6 +198,7 @@ final class Mailbox: Sendable {
                 var requests: [WriterRequest] = []
                 swap(&requests, &state.spare)
                 swap(&requests, &state.queue)
+                state.queuedWork = 0
                 return (requests, false)
             }
             guard var requests else {
@@ -223,7 +277,14 @@ final class Mailbox: Sendable {
             switch request {
             case .apply(let change, let completion):
                 slot.pending.append(change)
-                slot.completions.append(completion)
+                slot.completions.append(.one(completion))
+                if slot.pending.count >= configuration.maxBatchSize {
+                    commit(&slot, store)
+                }
+            case .applyBatch(let changes, let completion):
+                if slot.pending.count + changes.count > configuration.maxBatchSize { commit(&slot, store) }
+                slot.pending.append(contentsOf: changes)
+                slot.completions.append(.batch(count: changes.count, completion))
                 if slot.pending.count >= configuration.maxBatchSize {
                     commit(&slot, store)
                 }
@@ -236,10 +297,13 @@ final class Mailbox: Sendable {
     }
 
     /// One group commit: `applyBatch`, then the committed hook (the broker), then completions, then observers.
+    /// The results array is the slot's, kept with its capacity between commits.
     private func commit(_ slot: inout StoreSlot, _ store: any OrderStore) {
         guard !slot.pending.isEmpty else { return }
         let count = slot.pending.count
-        var results = store.applyBatch(slot.pending)
+        var results: [Result<AppliedChange, StoreError>] = []
+        swap(&results, &slot.results)
+        store.applyBatch(slot.pending, appendingTo: &results)
         if results.count != count {
             configuration.logger.error("applyBatch returned \(results.count) results for \(count) changes")
             results = Array(
@@ -247,8 +311,30 @@ final class Mailbox: Sendable {
                 count: count
             )
         }
+        handOff(results[...], &slot)
+        var index = 0
+        for completion in slot.completions {
+            switch completion {
+            case .one(let completion):
+                completion(results[index])
+                index += 1
+            case .batch(let count, let completion):
+                completion(Array(results[index..<(index + count)]))
+                index += count
+            }
+        }
+        notifyObservers(results[...], &slot)
+        slot.pending.removeAllKeepingStorage()
+        slot.completions.removeAllKeepingStorage()
+        results.removeAllKeepingStorage()
+        swap(&results, &slot.results)
+    }
+
+    /// What follows every commit, before the results are answered: the statistics and the committed hook (the
+    /// broker: the newly stored records, not deduplicated ones).
+    private func handOff(_ results: ArraySlice<Result<AppliedChange, StoreError>>, _ slot: inout StoreSlot) {
         batches.add(1, ordering: .relaxed)
-        changes.add(count, ordering: .relaxed)
+        changes.add(results.count, ordering: .relaxed)
         if let committed = configuration.committed {
             for result in results {
                 if case .success(let applied) = result, !applied.deduplicated { slot.records.append(applied.record) }
@@ -256,19 +342,20 @@ final class Mailbox: Sendable {
             if !slot.records.isEmpty { committed.hand(slot.records) }
             slot.records.removeAllKeepingStorage()
         }
-        for (completion, result) in zip(slot.completions, results) { completion(result) }
+    }
+
+    /// After the results: the observers, told of the newly stored records with their snapshots.
+    private func notifyObservers(_ results: ArraySlice<Result<AppliedChange, StoreError>>, _ slot: inout StoreSlot) {
         if let observers, observers.observerCount > 0 {
-            var notes: [ContentChange] = []
             for result in results {
                 guard case .success(let applied) = result, !applied.deduplicated else { continue }
-                notes.append(
+                slot.notes.append(
                     ContentChange(route: applied.record.route, record: applied.record, snapshot: applied.snapshot)
                 )
             }
-            observers.notify(notes)
+            observers.notify(slot.notes)
+            slot.notes.removeAllKeepingStorage()
         }
-        slot.pending.removeAllKeepingStorage()
-        slot.completions.removeAllKeepingStorage()
     }
 
     private func expire(_ store: any OrderStore) {

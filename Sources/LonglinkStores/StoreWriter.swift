@@ -117,6 +117,29 @@ public final class StoreWriter: Sendable {
         mailbox.post(.apply(change, completion), wake: !deferred)
     }
 
+    /// Queues `changes` as one request; `completion` gets their results, in order, on the committing thread once
+    /// their batch is durable. With `deferred`, they wait for `commitQueued()` like a deferred apply.
+    public func apply(
+        contentsOf changes: [OrderChange],
+        deferred: Bool = false,
+        completion: @escaping @Sendable ([Result<AppliedChange, StoreError>]) -> Void
+    ) {
+        mailbox.post(.applyBatch(changes, completion), wake: !deferred)
+    }
+
+    /// Commits `changes` right now on the calling thread, after every request queued before them, and appends
+    /// their results to `results` (in order): the gateway loop's path for the publishes it read in one
+    /// iteration, with no closure and no hop. The committed hook and the observers run before it returns.
+    /// Returns false, applying nothing, unless `Configuration.commitsOnCaller` is set, the batch is small (at most
+    /// 16) and no other thread is committing: then queue them with `apply(contentsOf:deferred:completion:)`.
+    /// Never call it from a completion or read body.
+    public func applyOnCaller(
+        _ changes: [OrderChange],
+        appendingTo results: inout [Result<AppliedChange, StoreError>]
+    ) -> Bool {
+        mailbox.applyOnCaller(changes, appendingTo: &results)
+    }
+
     /// Commits the requests queued with `deferred: true`: on the calling thread with
     /// `Configuration.commitsOnCaller` (unless another thread is committing, which takes them too), otherwise by
     /// waking the writer thread. Cheap when nothing is queued. Never call it from a completion or read body.
@@ -223,12 +246,21 @@ public final class StoreWriter: Sendable {
 /// A request to the writer thread.
 enum WriterRequest: Sendable {
     case apply(OrderChange, @Sendable (Result<AppliedChange, StoreError>) -> Void)
+    /// Several changes whose results go to one completion together, in order.
+    case applyBatch([OrderChange], @Sendable ([Result<AppliedChange, StoreError>]) -> Void)
     /// Runs with the store, or with nil when the writer has stopped.
     case run(@Sendable ((any OrderStore)?) -> Void)
+
+    /// How much work the request is (a batch counts its changes), for the caller-commit limit.
+    var weight: Int {
+        if case .applyBatch(let changes, _) = self { return changes.count }
+        return 1
+    }
 
     func fail() {
         switch self {
         case .apply(_, let completion): completion(.failure(.closed))
+        case .applyBatch(let changes, let completion): completion(changes.map { _ in .failure(.closed) })
         case .run(let body): body(nil)
         }
     }

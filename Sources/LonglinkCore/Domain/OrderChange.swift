@@ -1,46 +1,21 @@
 /// A request to move an order to a new state: what a backend publishes. It is not yet accepted;
 /// the Store validates it against the line's state machine and either records it or refuses it.
 ///
-/// A value over one shared immutable box, like `OrderChangeRecord`: a change crosses threads and queues (the
-/// connection's loop, the Store writer's mailbox, the batch) with one retain per copy.
+/// A plain value: identifiers are short strings stored inline and the fields are one shared box, so a change
+/// costs no allocation of its own on its way from the connection's loop through the loop's publish batch to the
+/// store (which borrows it where it lies).
 public struct OrderChange: Hashable, Sendable {
-    /// The values, shared by every copy.
-    struct Storage: Hashable, Sendable {
-        var orderID: OrderID
-        var line: BusinessLine
-        var targetState: OrderState
-        var fields: OrderFields
-        var idempotencyKey: String
-    }
-
-    private(set) var box: ValueBox<Storage>
-
     /// The order to change (created by its first change, which must target the line's initial state).
-    public var orderID: OrderID {
-        get { box.value.orderID }
-        set { ValueBox.update(&box) { $0.orderID = newValue } }
-    }
+    public var orderID: OrderID
     /// The order's business line.
-    public var line: BusinessLine {
-        get { box.value.line }
-        set { ValueBox.update(&box) { $0.line = newValue } }
-    }
+    public var line: BusinessLine
     /// The state the order should move to.
-    public var targetState: OrderState {
-        get { box.value.targetState }
-        set { ValueBox.update(&box) { $0.targetState = newValue } }
-    }
+    public var targetState: OrderState
     /// Fields to set with the change.
-    public var fields: OrderFields {
-        get { box.value.fields }
-        set { ValueBox.update(&box) { $0.fields = newValue } }
-    }
+    public var fields: OrderFields
     /// A key chosen by the publisher; applying the same key twice returns the first result and stores nothing new.
     /// Empty means "not idempotent".
-    public var idempotencyKey: String {
-        get { box.value.idempotencyKey }
-        set { ValueBox.update(&box) { $0.idempotencyKey = newValue } }
-    }
+    public var idempotencyKey: String
 
     public init(
         orderID: OrderID,
@@ -49,21 +24,12 @@ public struct OrderChange: Hashable, Sendable {
         fields: OrderFields = .none,
         idempotencyKey: String = ""
     ) {
-        box = ValueBox(
-            Storage(
-                orderID: orderID,
-                line: line,
-                targetState: targetState,
-                fields: fields,
-                idempotencyKey: idempotencyKey
-            )
-        )
+        self.orderID = orderID
+        self.line = line
+        self.targetState = targetState
+        self.fields = fields
+        self.idempotencyKey = idempotencyKey
     }
-
-    public static func == (lhs: OrderChange, rhs: OrderChange) -> Bool {
-        lhs.box === rhs.box || lhs.box.value == rhs.box.value
-    }
-    public func hash(into hasher: inout Hasher) { hasher.combine(box.value) }
 
     /// The route subscribers of this order listen on.
     public var route: Route { .order(line, orderID) }

@@ -59,6 +59,11 @@ public final class MemoryOrderStore: OrderStore {
     public func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>] {
         var results: [Result<AppliedChange, StoreError>] = []
         results.reserveCapacity(changes.count)
+        applyBatch(changes, appendingTo: &results)
+        return results
+    }
+
+    public func applyBatch(_ changes: [OrderChange], appendingTo results: inout [Result<AppliedChange, StoreError>]) {
         // A batch is stored at one instant: one clock read (timestamps still never go backwards per order).
         let now = clock.nowMillis()
         // Through the buffer's pointer: each change is borrowed where it lies, not copied out of the array.
@@ -73,7 +78,6 @@ public final class MemoryOrderStore: OrderStore {
                 change += 1
             }
         }
-        return results
     }
 
     public func snapshot(of line: BusinessLine, _ order: OrderID) throws(StoreError) -> OrderSnapshot? {

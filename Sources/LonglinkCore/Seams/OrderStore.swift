@@ -41,6 +41,11 @@ public protocol OrderStore: AnyObject {
     /// Validates and records several changes in one transaction; one result per change, in order.
     func applyBatch(_ changes: [OrderChange]) -> [Result<AppliedChange, StoreError>]
 
+    /// `applyBatch`, with the results appended to `results` (whose capacity the caller keeps between batches). The
+    /// default appends what `applyBatch` returns; a store that can writes them there directly (the memory store:
+    /// no array per batch on the gateway's commit path).
+    func applyBatch(_ changes: [OrderChange], appendingTo results: inout [Result<AppliedChange, StoreError>])
+
     /// The order's current snapshot, or nil when it does not exist (or expired).
     func snapshot(of line: BusinessLine, _ order: OrderID) throws(StoreError) -> OrderSnapshot?
 
@@ -83,6 +88,11 @@ public protocol OrderStore: AnyObject {
 }
 
 extension OrderStore {
+    /// Appends what `applyBatch(_:)` returns.
+    public func applyBatch(_ changes: [OrderChange], appendingTo results: inout [Result<AppliedChange, StoreError>]) {
+        results.append(contentsOf: applyBatch(changes))
+    }
+
     /// `epoch`: one epoch for every order.
     public func epoch(of line: BusinessLine, _ order: OrderID) -> UInt32 { epoch }
 

@@ -18,8 +18,8 @@ final class GatewayShared: Sendable {
     let clock: any WallClock
     /// The loops, set once they exist (read by completions to find a connection's loop).
     let loops = Mutex<[EventLoop]>([])
-    /// Each loop's gateway state by loop index, for the jobs the fan-out posts: added by each loop as it starts.
-    let loopGateways = Mutex<[LoopBound<LoopGateway>?]>([])
+    /// Each loop's gateway state and push inbox by loop index, for the fan-out: added by each loop as it starts.
+    let loopGateways = Mutex<[LoopPort?]>([])
     /// Which loops hold subscribers of which routes (a commit wakes only those).
     let loopRoutes: LoopRoutes
     /// Loops that finished draining.
@@ -65,15 +65,16 @@ final class GatewayShared: Sendable {
 
 /// Receives stored records from the broker (on the broker's thread, or the thread that committed them), encodes
 /// each record's push ONCE for the whole process (`FrameCodec.encodedPush`, by hand in the protobuf codec) and hands
-/// the pushes to the loops that hold subscribers of their routes (`LoopRoutes`), one job per such loop, through a
-/// typed handle to the loop's gateway state. A loop with no subscriber for a batch is not woken at all.
+/// the pushes to the loops that hold subscribers of their routes (`LoopRoutes`), into each such loop's
+/// `PushInbox`. A loop with no subscriber for a batch is not woken at all, and a loop that committed the batch
+/// itself takes its pushes before it sleeps, with no job.
 final class GatewayDelivery: BrokerDelivery {
     private let shared: GatewayShared
 
     init(shared: GatewayShared) { self.shared = shared }
 
     func brokerDidDeliver(_ record: OrderChangeRecord) {
-        brokerDidDeliver(contentsOf: [record])
+        deliverToLoops(CollectionOfOne(record))
     }
 
     /// A broker that built the routes anyway (Redis) hands them along; they are not needed (lookups use `RouteKey`).
@@ -81,64 +82,81 @@ final class GatewayDelivery: BrokerDelivery {
         brokerDidDeliver(contentsOf: records)
     }
 
-    /// Encodes the pushes once and posts them to the loops that want them.
     func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) {
+        deliverToLoops(records)
+    }
+
+    /// Encodes the pushes once and hands them to the loops that want them.
+    private func deliverToLoops(_ records: some RandomAccessCollection<OrderChangeRecord>) {
         guard !records.isEmpty else { return }
-        let gateways = shared.loopGateways.withLock { $0 }
-        guard !gateways.isEmpty else { return }
-        if gateways.count == 1 || !shared.loopRoutes.tracks {
-            // One loop holds every subscription of this node, and the broker delivers only wanted records.
-            let pushes = encode(records)
-            for case let gateway? in gateways {
-                gateway.loop.execute { _ in gateway.object?.deliver(pushes) }
+        let ports = shared.loopGateways.withLock { $0 }
+        guard !ports.isEmpty else { return }
+        if ports.count == 1 || !shared.loopRoutes.tracks {
+            // One loop holds every subscription of this node, and the broker delivers only wanted records: the
+            // pushes are encoded straight into the inbox.
+            if ports.count == 1, let port = ports[0] {
+                port.hand(fromLoop: port.bound.loop.inEventLoop) { pushes in
+                    for record in records { pushes.append(encode(record)) }
+                }
+                return
+            }
+            let encoded = records.map(encode)
+            for case let port? in ports {
+                port.hand(fromLoop: port.bound.loop.inEventLoop) { $0.append(contentsOf: encoded) }
             }
             return
         }
         var masks: [UInt64] = []
         masks.reserveCapacity(records.count)
         shared.loopRoutes.masks(for: records, into: &masks)
-        var wanted = records
-        if masks.contains(0) {
-            // Records no loop wants (a networked broker may deliver a route a loop just left): not encoded.
-            wanted = zip(records, masks).filter { $0.1 != 0 }.map(\.0)
-            masks.removeAll { $0 == 0 }
-            if wanted.isEmpty { return }
-        }
-        let pushes = encode(wanted)
         var all: UInt64 = 0
         for mask in masks { all |= mask }
-        for (index, gateway) in gateways.enumerated() where all & (1 << UInt64(index)) != 0 {
-            guard let gateway else { continue }
+        guard all != 0 else { return }
+        // Records no loop wants (a networked broker may deliver a route a loop just left) are not encoded.
+        let pushes = zip(records, masks).map { record, mask in mask == 0 ? nil : encode(record) }
+        for (index, port) in ports.enumerated() where all & (1 << UInt64(index)) != 0 {
+            guard let port else { continue }
             let bit: UInt64 = 1 << UInt64(index)
-            var mine: [EncodedPush] = []
-            for (push, mask) in zip(pushes, masks) where mask & bit != 0 { mine.append(push) }
-            let batch = mine.count == pushes.count ? pushes : mine
-            gateway.loop.execute { _ in gateway.object?.deliver(batch) }
+            port.hand(fromLoop: port.bound.loop.inEventLoop) { inbox in
+                for (push, mask) in zip(pushes, masks) where mask & bit != 0 {
+                    if let push { inbox.append(push) }
+                }
+            }
         }
     }
 
-    /// The records' pushes, each encoded once; a record that cannot be encoded is logged here, once, and reaches
-    /// its subscribers without bytes (they get nothing, as before).
-    private func encode(_ records: [OrderChangeRecord]) -> [EncodedPush] {
-        var pushes: [EncodedPush] = []
-        pushes.reserveCapacity(records.count)
-        for record in records {
-            do {
-                pushes.append(EncodedPush(record: record, frame: try shared.codec.encodedPush(of: record)))
-            } catch {
-                shared.logger.error("could not encode a push: \(error)", [("route", record.route.text)])
-                pushes.append(EncodedPush(record: record, frame: nil))
-            }
+    /// A record's push, encoded once; a record that cannot be encoded is logged here, once, and reaches its
+    /// subscribers without bytes (they get nothing, as before).
+    private func encode(_ record: OrderChangeRecord) -> EncodedPush {
+        do {
+            return EncodedPush(record: record, frame: try shared.codec.encodedPush(of: record))
+        } catch {
+            shared.logger.error("could not encode a push: \(error)", [("route", record.route.text)])
+            return EncodedPush(record: record, frame: nil)
         }
-        return pushes
     }
 
     func brokerMayHaveMissed(_ routes: [Route]) {
         guard !routes.isEmpty else { return }
         shared.logger.warning("the broker resubscribed after losing its backend: \(routes.count) routes resume from the store")
-        for case let gateway? in shared.loopGateways.withLock({ $0 }) {
+        for case let port? in shared.loopGateways.withLock({ $0 }) {
+            let gateway = port.bound
             gateway.loop.execute { _ in gateway.object?.dropSubscribers(of: routes) }
         }
+    }
+}
+
+/// One loop as the fan-out reaches it: its gateway state (for jobs) and its push inbox.
+struct LoopPort: Sendable {
+    let bound: LoopBound<LoopGateway>
+    let pushes: PushInbox
+
+    /// Appends pushes to the loop's inbox (`body` appends them), and asks the loop to take them when it is not the
+    /// caller's own loop and no take is pending.
+    func hand(fromLoop onLoop: Bool, _ body: (inout [EncodedPush]) -> Void) {
+        guard pushes.append(fromLoop: onLoop, body) else { return }
+        let bound = self.bound
+        bound.loop.execute { _ in bound.object?.takePushes() }
     }
 }
 

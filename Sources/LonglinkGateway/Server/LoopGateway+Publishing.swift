@@ -2,59 +2,164 @@ import LonglinkCore
 import LonglinkLoop
 import Synchronization
 
-/// Publishing on one loop: changes go to the Store queued, their results come back as one job per batch.
+/// The publishes one loop read and has not answered yet, kept on the loop (no closure, no lock per publish).
+///
+/// A publish waits in `changes`/`waiting` until the loop's before-sleep step commits them together. When the
+/// store commits on its caller (the memory store) they are applied right there (`StoreWriter.applyOnCaller`):
+/// their results land in `results` and are answered before the flush. Otherwise the batch goes to the writer
+/// as one request and waits in `inFlight`; its results come back as one job, and batches are answered in the
+/// order they were handed over.
+struct PublishQueue {
+    /// What answering one publish needs.
+    struct Waiting {
+        let connection: Connection
+        let requestID: UInt32
+        let wantsReceipts: Bool
+    }
+
+    /// This iteration's publishes, in the order they were read.
+    var changes: [OrderChange] = []
+    var waiting: [Waiting] = []
+    /// When this iteration's first publish was read (monotonic ns: the loop's clock for the iteration).
+    var startedNanos: UInt64 = 0
+    /// A batch committed on this thread and its results, answered after its deliveries (capacities reused).
+    var committed: [Waiting] = []
+    var results: [Result<AppliedChange, StoreError>] = []
+    var committedStartedNanos: UInt64 = 0
+    /// Batches handed to the writer thread, oldest first, with when they were read.
+    var inFlight: [(waiting: [Waiting], startedNanos: UInt64)] = []
+
+    /// This iteration's batch was committed on this thread: its publishes wait for their answers.
+    mutating func markCommitted() {
+        changes.removeAllKeepingStorage()
+        swap(&committed, &waiting)
+        committedStartedNanos = startedNanos
+    }
+}
+
+/// Publishing on one loop: changes go to the Store together before the loop sleeps, their answers are queued
+/// before the flush.
 extension LoopGateway {
-    /// Queues `change` for the Store (committed before this loop sleeps). The result is counted and, if asked,
-    /// watched for receipts on the committing thread, then collected in `publishResults`; the first result of a
-    /// batch posts the job that answers them all (`completePublishes`).
+    /// Queues `change` for the Store (committed before this loop sleeps, with the other publishes read in this
+    /// iteration).
     func publish(_ change: OrderChange, from connection: Connection, requestID: UInt32, wantsReceipts: Bool) {
-        let loop = context.eventLoop
-        let connectionID = connection.id
-        let shared = self.shared
-        let results = publishResults
-        let bound = self.bound
-        let started = MonotonicClock.nanoseconds()
-        storeWorkQueued = true
+        if publishQueue.changes.isEmpty { publishQueue.startedNanos = context.now }
+        publishQueue.changes.append(change)
+        publishQueue.waiting.append(.init(connection: connection, requestID: requestID, wantsReceipts: wantsReceipts))
         connection.pendingPublishes += 1
-        shared.store.applyQueued(change) { result in
-            shared.counters.storeApplyLatency.observe(MonotonicClock.nanoseconds() &- started)
+        storeWorkQueued = true
+    }
+
+    /// Before sleeping: commits this iteration's publishes. On this thread when the store allows it (true: the
+    /// results wait in `publishQueue.results` for `answerCommittedPublishes`), else as one request to the writer,
+    /// answered by a job when its results come back.
+    func commitPublishes() -> Bool {
+        guard !publishQueue.changes.isEmpty else { return false }
+        // Behind a batch still at the writer, a batch committed here would be answered before it.
+        if publishQueue.inFlight.isEmpty && publishQueue.committed.isEmpty
+            && shared.store.applyOnCaller(publishQueue.changes, appendingTo: &publishQueue.results)
+        {
+            publishQueue.markCommitted()
+            return true
+        }
+        var changes: [OrderChange] = []
+        swap(&changes, &publishQueue.changes)
+        var waiting: [PublishQueue.Waiting] = []
+        swap(&waiting, &publishQueue.waiting)
+        publishQueue.inFlight.append((waiting, publishQueue.startedNanos))
+        // Receipts are watched on the committing thread, before any subscriber can acknowledge the push.
+        let watches = waiting.indices.compactMap { waiting[$0].wantsReceipts ? ($0, waiting[$0].connection.id) : nil }
+        let shared = self.shared
+        let bound = self.bound
+        shared.store.applyQueued(contentsOf: changes) { results in
+            Self.watchReceipts(watches, results, shared: shared, loop: bound.loop)
+            bound.loop.execute { _ in bound.object?.answerInFlight(results) }
+        }
+        return false
+    }
+
+    /// Answers the publishes `commitPublishes` committed on this thread (after their deliveries were queued).
+    func answerCommittedPublishes() {
+        guard !publishQueue.committed.isEmpty else { return }
+        var committed: [PublishQueue.Waiting] = []
+        var results: [Result<AppliedChange, StoreError>] = []
+        swap(&committed, &publishQueue.committed)
+        swap(&results, &publishQueue.results)
+        let watches = committed.indices.compactMap { committed[$0].wantsReceipts ? ($0, committed[$0].connection.id) : nil }
+        Self.watchReceipts(watches, results, shared: shared, loop: context.eventLoop)
+        answer(committed, results, startedNanos: publishQueue.committedStartedNanos)
+        committed.removeAllKeepingStorage()
+        results.removeAllKeepingStorage()
+        swap(&committed, &publishQueue.committed)
+        swap(&results, &publishQueue.results)
+    }
+
+    /// Answers the oldest batch the writer thread committed.
+    func answerInFlight(_ results: [Result<AppliedChange, StoreError>]) {
+        guard !publishQueue.inFlight.isEmpty else { return }
+        let (waiting, started) = publishQueue.inFlight.removeFirst()
+        answer(waiting, results, startedNanos: started)
+    }
+
+    /// Counts the results and queues each answer (closed connections skipped).
+    private func answer(
+        _ waiting: [PublishQueue.Waiting],
+        _ results: [Result<AppliedChange, StoreError>],
+        startedNanos: UInt64
+    ) {
+        let counters = shared.counters
+        let elapsed = MonotonicClock.nanoseconds() &- startedNanos
+        var applied = 0
+        counters.storeApplyLatency.observe(elapsed, count: min(waiting.count, results.count))
+        for (entry, result) in zip(waiting, results) {
+            let connection = entry.connection
             switch result {
-            case .success(let applied):
-                shared.counters.publishesApplied.add(1, ordering: .relaxed)
-                if wantsReceipts && !applied.deduplicated {
-                    shared.receipts.watch(
-                        applied.record.route,
-                        applied.record.position,
-                        publisherLoop: loop,
-                        connection: connectionID,
-                        nowMillis: shared.clock.nowMillis()
-                    )
-                }
+            case .success(let change):
+                applied += 1
+                guard !connection.isClosed else { continue }
+                connection.pendingPublishes -= 1
+                connection.sendPublishAccepted(requestID: entry.requestID, applied: change)
             case .failure(let error):
-                shared.counters.publishesRefused.add(1, ordering: .relaxed)
-                shared.counters.recordPublishRefused(error.code)
-                if error.code == .unavailable { shared.counters.storeErrors.add(1, ordering: .relaxed) }
+                counters.publishesRefused.add(1, ordering: .relaxed)
+                counters.recordPublishRefused(error.code)
+                if error.code == .unavailable { counters.storeErrors.add(1, ordering: .relaxed) }
+                guard !connection.isClosed else { continue }
+                connection.pendingPublishes -= 1
+                if let frame = connection.peer.publishResult(requestID: entry.requestID, result: result) {
+                    connection.send(frame)
+                }
             }
-            let completed = PublishResults.Completed(connectionID: connectionID, requestID: requestID, result: result)
-            if results.add(completed) {
-                loop.execute { _ in bound.object?.completePublishes() }
-            }
+        }
+        if applied > 0 { counters.publishesApplied.add(applied, ordering: .relaxed) }
+    }
+
+    /// Watches the stored records of the publishes that asked for delivery receipts (index into `results`,
+    /// connection id).
+    private static func watchReceipts(
+        _ watches: [(Int, UInt64)],
+        _ results: [Result<AppliedChange, StoreError>],
+        shared: GatewayShared,
+        loop: EventLoop
+    ) {
+        guard !watches.isEmpty else { return }
+        let now = shared.clock.nowMillis()
+        for (index, connectionID) in watches {
+            guard index < results.count, case .success(let applied) = results[index], !applied.deduplicated else { continue }
+            shared.receipts.watch(
+                applied.record.route,
+                applied.record.position,
+                publisherLoop: loop,
+                connection: connectionID,
+                nowMillis: now
+            )
         }
     }
 
-    /// Answers every publish completed since the last batch, in completion order (closed connections skipped).
-    func completePublishes() {
-        publishResults.take(into: &completedPublishes)
-        for completed in completedPublishes {
-            guard let connection = connections[completed.connectionID], !connection.isClosed else { continue }
-            connection.pendingPublishes -= 1
-            if case .success(let applied) = completed.result {
-                connection.sendPublishAccepted(requestID: completed.requestID, applied: applied)
-            } else if let frame = connection.peer.publishResult(requestID: completed.requestID, result: completed.result) {
-                connection.send(frame)
-            }
-        }
-        completedPublishes.removeAllKeepingStorage()
+    /// Delivers the pushes waiting in this loop's inbox (committed here or handed over by another thread).
+    func takePushes() {
+        guard pushInbox.take(into: &pushBatch) else { return }
+        deliver(pushBatch)
+        pushBatch.removeAllKeepingStorage()
     }
 
     func acknowledged(_ route: Route, offset: UInt64, by connection: Connection) {

@@ -46,10 +46,12 @@ final class LoopGateway {
     let readBudget: Int
     /// Store requests were queued this iteration (they are committed together before the loop sleeps).
     var storeWorkQueued = false
-    /// Results of this loop's publishes, completed by the Store and taken by one job per batch.
-    let publishResults = PublishResults()
-    /// The batch `completePublishes` works on (capacity reused).
-    var completedPublishes: [PublishResults.Completed] = []
+    /// This loop's publishes waiting for the Store or for their answers (see `LoopGateway+Publishing`).
+    var publishQueue = PublishQueue()
+    /// Pushes committed for this loop's subscribers, taken before the loop sleeps (see `PushInbox`).
+    let pushInbox = PushInbox()
+    /// The batch `takePushes` works on (capacity reused).
+    var pushBatch: [EncodedPush] = []
     /// Monotonic milliseconds sampled per loop iteration.
     var nowMillis: UInt64 { context.now / 1_000_000 }
     /// Wall-clock milliseconds (token expiry compares with it).
@@ -89,9 +91,15 @@ final class LoopGateway {
         self.handshakeTokens = max(1, shared.configuration.admission.handshakesPerIteration)
         context.attach(self)
         context.addBeforeSleep { [unowned self] in
-            // A commit made here (a store that commits on its caller) posts this loop its deliveries and publish
-            // results: run them now, so this iteration's flush writes them (one iteration per publish, not two).
-            if self.commitStoreWork() { self.context.runPostedJobs() }
+            // A commit made here (a store that commits on its caller) hands this loop its deliveries and the
+            // publishes' results: deliver and answer them now, so this iteration's flush writes them (one iteration
+            // per publish, not two), pushes first, then what the commit posted (subscribe reads), then the answers.
+            let committed = self.commitStoreWork()
+            self.takePushes()
+            if committed {
+                self.context.runPostedJobs()
+                self.answerCommittedPublishes()
+            }
             self.flushPending()
             self.refillHandshakeBudget()
         }
@@ -120,7 +128,7 @@ final class LoopGateway {
         let index = context.eventLoop.id
         shared.loopGateways.withLock { gateways in
             while gateways.count <= index { gateways.append(nil) }
-            gateways[index] = bound
+            gateways[index] = LoopPort(bound: bound, pushes: self.pushInbox)
         }
     }
 
@@ -215,6 +223,7 @@ final class LoopGateway {
     private func commitStoreWork() -> Bool {
         guard storeWorkQueued else { return false }
         storeWorkQueued = false
+        _ = commitPublishes()
         shared.store.commitQueued()
         return true
     }

@@ -11,7 +11,7 @@ import Synchronization
 final class LoopRoutes: Sendable {
     /// Loop masks by route; line-wide routes (`order://taxi/*`) are in it under their line-wide key.
     private struct State {
-        var masks: [RouteKey: UInt64] = [:]
+        var masks = RouteKeyMap<UInt64>()
         /// Line-wide routes in `masks`: while 0, a record is looked up once.
         var lineWide = 0
     }
@@ -50,7 +50,7 @@ final class LoopRoutes: Sendable {
     }
 
     /// The loops with subscribers of each record's route (`masks[i]` for `records[i]`), under one lock.
-    func masks(for records: [OrderChangeRecord], into masks: inout [UInt64]) {
+    func masks(for records: some Sequence<OrderChangeRecord>, into masks: inout [UInt64]) {
         state.withLock { state in
             for record in records {
                 let key = RouteKey(record)

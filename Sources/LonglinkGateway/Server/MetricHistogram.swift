@@ -22,11 +22,21 @@ public final class MetricHistogram: Sendable {
 
     /// Records one value.
     public func observe(_ value: UInt64) {
-        var index = 0
-        while index < bounds.count && value > bounds[index] { index += 1 }
-        buckets[index].value.add(1, ordering: .relaxed)
-        sum.add(value, ordering: .relaxed)
-        total.add(1, ordering: .relaxed)
+        observe(value, count: 1)
+    }
+
+    /// Records `count` observations of the same value (a batch of publishes committed together) with one update
+    /// of each atomic.
+    public func observe(_ value: UInt64, count: Int) {
+        guard count > 0 else { return }
+        let index = bounds.withUnsafeBufferPointer { bounds in
+            var index = 0
+            while index < bounds.count && value > bounds[index] { index += 1 }
+            return index
+        }
+        buckets.withUnsafeBufferPointer { $0[index].value.add(count, ordering: .relaxed) }
+        sum.add(value &* UInt64(count), ordering: .relaxed)
+        total.add(count, ordering: .relaxed)
     }
 
     /// A copy: cumulative counts per bound (then `+Inf`), the sum in the exported unit and the count.

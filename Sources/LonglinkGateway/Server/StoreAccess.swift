@@ -25,10 +25,19 @@ public struct StoreAccess: Sendable {
         writer.apply(change, completion: completion)
     }
 
-    /// Like `apply`, but the request may wait until the calling thread calls `commitQueued()`: a loop queues the
-    /// changes it reads in one iteration and commits them together before it sleeps.
-    func applyQueued(_ change: OrderChange, completion: @escaping @Sendable (Result<AppliedChange, StoreError>) -> Void) {
-        writer.apply(change, deferred: true, completion: completion)
+    /// Applies a loop's batch of publishes now, on the calling thread, when the store commits on its caller and
+    /// nobody else is committing (results appended to `results`, in order); false otherwise (nothing applied).
+    func applyOnCaller(_ changes: [OrderChange], appendingTo results: inout [Result<AppliedChange, StoreError>]) -> Bool {
+        writer.applyOnCaller(changes, appendingTo: &results)
+    }
+
+    /// Queues a loop's batch of publishes as one request, committed by `commitQueued()` or the writer thread;
+    /// `completion` gets their results, in order, on the committing thread.
+    func applyQueued(
+        contentsOf changes: [OrderChange],
+        completion: @escaping @Sendable ([Result<AppliedChange, StoreError>]) -> Void
+    ) {
+        writer.apply(contentsOf: changes, deferred: true, completion: completion)
     }
 
     /// Like `readForSubscribe`, but the read may wait until the calling thread calls `commitQueued()`.
@@ -42,7 +51,7 @@ public struct StoreAccess: Sendable {
         catchUp(line, order, since: since, limit: limit, deferred: true, completion: completion)
     }
 
-    /// Commits what `applyQueued` and `readForSubscribeQueued` queued (on the calling thread when the store
+    /// Commits what `applyQueued(contentsOf:completion:)` and `readForSubscribeQueued` queued (on the calling thread when the store
     /// allows it, otherwise by waking its writer). Cheap when nothing is queued.
     func commitQueued() {
         writer.commitQueued()
