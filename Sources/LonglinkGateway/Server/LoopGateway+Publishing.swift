@@ -111,22 +111,27 @@ extension LoopGateway {
         let elapsed = MonotonicClock.nanoseconds() &- startedNanos
         var applied = 0
         counters.storeApplyLatency.observe(elapsed, count: min(waiting.count, results.count))
-        for (entry, result) in zip(waiting, results) {
-            let connection = entry.connection
-            switch result {
-            case .success(let change):
-                applied += 1
-                guard !connection.isClosed else { continue }
-                connection.pendingPublishes -= 1
-                connection.sendPublishAccepted(requestID: entry.requestID, applied: change)
-            case .failure(let error):
-                counters.publishesRefused.add(1, ordering: .relaxed)
-                counters.recordPublishRefused(error.code)
-                if error.code == .unavailable { counters.storeErrors.add(1, ordering: .relaxed) }
-                guard !connection.isClosed else { continue }
-                connection.pendingPublishes -= 1
-                if let frame = connection.peer.publishResult(requestID: entry.requestID, result: result) {
-                    connection.send(frame)
+        // By index over both buffers: each entry and result is borrowed where it lies (no iterator, no copies).
+        waiting.withUnsafeBufferPointer { waiting in
+            results.withUnsafeBufferPointer { results in
+                for index in 0..<min(waiting.count, results.count) {
+                    let connection = waiting[index].connection
+                    switch results[index] {
+                    case .success(let change):
+                        applied += 1
+                        guard !connection.isClosed else { continue }
+                        connection.pendingPublishes -= 1
+                        connection.sendPublishAccepted(requestID: waiting[index].requestID, applied: change)
+                    case .failure(let error):
+                        counters.publishesRefused.add(1, ordering: .relaxed)
+                        counters.recordPublishRefused(error.code)
+                        if error.code == .unavailable { counters.storeErrors.add(1, ordering: .relaxed) }
+                        guard !connection.isClosed else { continue }
+                        connection.pendingPublishes -= 1
+                        if let frame = connection.peer.publishResult(requestID: waiting[index].requestID, result: results[index]) {
+                            connection.send(frame)
+                        }
+                    }
                 }
             }
         }

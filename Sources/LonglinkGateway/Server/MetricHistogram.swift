@@ -34,7 +34,7 @@ public final class MetricHistogram: Sendable {
             while index < bounds.count && value > bounds[index] { index += 1 }
             return index
         }
-        buckets.withUnsafeBufferPointer { $0[index].value.add(count, ordering: .relaxed) }
+        buckets.withUnsafeBufferPointer { _ = $0[index].value.add(count, ordering: .relaxed) }
         sum.add(value &* UInt64(count), ordering: .relaxed)
         total.add(count, ordering: .relaxed)
     }
