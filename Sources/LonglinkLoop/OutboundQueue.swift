@@ -130,17 +130,25 @@ public struct OutboundQueue: Sendable {
             headOffset = 0
         }
         if head == chunks.count {
-            if tailIsPrivate, var last = chunks.popLast(), last.capacity <= Self.replyChunkCapacity {
-                last.removeAll(keepingCapacity: true)
-                spareReply = last
-            }
-            chunks.removeAllKeepingStorage()
-            head = 0
-            tailIsPrivate = false
+            emptied()
         } else if head >= 32 && head * 2 >= chunks.count {
             chunks.removeFirst(head)
             head = 0
         }
+    }
+
+    /// Everything queued was written: drops the chunks (keeping the array's capacity) and keeps the private reply
+    /// chunk's storage as the spare.
+    private mutating func emptied() {
+        queuedBytes = 0
+        headOffset = 0
+        if tailIsPrivate, var last = chunks.popLast(), last.capacity <= Self.replyChunkCapacity {
+            last.removeAll(keepingCapacity: true)
+            spareReply = last
+        }
+        chunks.removeAllKeepingStorage()
+        head = 0
+        tailIsPrivate = false
     }
 
     /// Calls `body` with the unwritten bytes of the first chunk; nil when the queue is empty.
@@ -209,18 +217,24 @@ public struct OutboundQueue: Sendable {
         tailIsPrivate = false
     }
 
-    /// Writes as much as the socket takes in one gathered `sendmsg` of up to `maxChunksPerWrite` chunks, and
-    /// consumes what was written. `.processed(n)` may be a short write; check `isEmpty` to know whether the queue
-    /// drained, and ask for `.write` readiness only if it did not.
+    /// Writes as much as the socket takes in one gathered `sendmsg` of up to `maxChunksPerWrite` chunks (one
+    /// chunk, the usual case of a subscriber that keeps up: a plain `send`, with no iovec set up), and consumes
+    /// what was written. `.processed(n)` may be a short write; check `isEmpty` to know whether the queue drained,
+    /// and ask for `.write` readiness only if it did not.
     public mutating func write(to fd: CInt) throws(IOError) -> IOResult<Int> {
         guard !isEmpty else { return .processed(0) }
         let count = Swift.min(chunkCount, Self.maxChunksPerWrite)
         while true {
-            let (written, code) = withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { iovecs in
-                gather(0, count, iovecs, fd)
-            }
+            let (written, code) = count == 1
+                ? sendFirst(fd)
+                : withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { iovecs in gather(0, count, iovecs, fd) }
             if written >= 0 {
-                consume(written)
+                // A write that took everything (the usual case) empties the queue without walking its chunks.
+                if written == queuedBytes {
+                    emptied()
+                } else {
+                    consume(written)
+                }
                 return .processed(written)
             }
             switch code {
@@ -229,6 +243,15 @@ public struct OutboundQueue: Sendable {
             case EBADF, EFAULT: preconditionFailure("sendmsg on fd \(fd): \(IOError(errno: code, function: "sendmsg"))")
             default: throw IOError(errno: code, function: "sendmsg")
             }
+        }
+    }
+
+    /// Sends the unwritten bytes of the first chunk alone (`send` with `MSG_NOSIGNAL`, as `gather`'s `sendmsg`).
+    private func sendFirst(_ fd: CInt) -> (Int, CInt) {
+        let skip = headOffset
+        return chunks[head].withUnsafeBytes { raw in
+            let result = send(fd, raw.baseAddress! + skip, raw.count - skip, Socket.noSignalFlag)
+            return (result, result < 0 ? errno : 0)
         }
     }
 

@@ -147,4 +147,49 @@ struct OutboundQueueTests {
         #expect(final.writeInterestRemoved == final.writeInterestAdded)
         #expect(final.finalInterest == SelectorEvent.none)
     }
+
+    @Test("one large chunk, written alone with send, reaches a slow peer in order through short writes")
+    func oneChunkSlowPeer() throws {
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdownGracefully() }
+        let (client, server) = try loopbackPair(clientReceiveBuffer: 32 * 1024, serverSendBuffer: 32 * 1024)
+        defer { close(client) }
+        let log = Shared(SenderLog())
+        // One shared chunk of 1 MiB: every write is of the first (only) chunk, most from an offset into it.
+        let chunk: [UInt8] = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 8) }
+        let sending = chunk
+
+        group.loops[0].execute { context in
+            let sender = try! Sender(fd: server, context: context, log: log)
+            sender.queue.append(sending)
+            context.schedule(every: .milliseconds(5)) {
+                if sender.queue.isEmpty {
+                    let interest = context.interest(of: sender.registration)
+                    log.update { $0.finalInterest = interest }
+                }
+            }
+        }
+
+        #expect(eventually { log.value.writeInterestAdded >= 1 })
+        try Socket.setNonBlocking(client, false)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        received.reserveCapacity(chunk.count)
+        var piece = [UInt8](repeating: 0, count: 4096)
+        while received.count < chunk.count {
+            let count = piece.withUnsafeMutableBytes { read(client, $0.baseAddress, 4096) }
+            guard count > 0 else { break }  // EOF, error or the 10 s receive timeout: fail below
+            received.append(contentsOf: piece[0..<count])
+        }
+
+        #expect(received == chunk)
+        #expect(eventually { log.value.finalInterest != nil })
+        let final = log.value
+        #expect(final.error == nil)
+        #expect(final.drained)
+        #expect(final.shortWrites >= 1)
+        #expect(final.writeInterestRemoved == final.writeInterestAdded)
+        #expect(final.finalInterest == SelectorEvent.none)
+    }
 }

@@ -35,6 +35,9 @@ final class Connection: SelectorHandler {
     /// Close once the outbound queue is flushed (a disconnect frame is queued).
     private var closeAfterFlush = false
     private(set) var isClosed = false
+    /// The interest last registered by `updateInterest` (nil before its first call): a flush that leaves the
+    /// interest as it was makes no `reregister` call. Two bytes in what was padding before `coalesced`.
+    private var registeredInterest: SelectorEvent?
     /// Under the `coalesce` policy: the latest record per route held back while the queue is over the limit.
     private var coalesced: [Route: OrderChangeRecord] = [:]
     /// Whether the transport is TLS (for inspection and the per-transport connection gauge).
@@ -297,23 +300,34 @@ final class Connection: SelectorHandler {
     /// it: `push` carries them to the next subscriber). Returns whether the bytes were queued (the caller counts
     /// pushes once per record, not per subscriber: process-wide atomics per subscriber would be contended cache
     /// lines on the fan-out path).
-    /// `via` is the subscription that takes it when that is not `route` itself (a line-wide route).
-    func deliver(_ record: OrderChangeRecord, on route: Route, via subscription: Route? = nil, push: inout LoopGateway.PushBytes) -> Bool {
-        switch peer.deliver(record, on: subscription ?? route) {
-        case .ignore, .held:
-            return false
-        case .send:
-            guard let bytes = owner.pushBytes(record, on: route, &push, framer: transport.messageFramer) else { return false }
-            // Under `coalesce`, pushes use the queue up to the high-water mark; the rest is room for replies and
-            // pings, so a coalescing subscriber is never cut for a pong on top of its pushes.
-            if owner.coalescesSlowReaders && (!coalesced.isEmpty || outbound.queuedBytes + bytes.count > owner.outboundHighWater) {
-                owner.shared.counters.coalescedRecords.add(1, ordering: .relaxed)
-                coalesced[route] = record
-                updateInterest()
-                return false
-            }
-            return enqueue(bytes, reply: false)
+    /// `via` is the subscription that takes it when that is not `route` itself (a line-wide route). `owner` is
+    /// this connection's loop gateway, passed in by the fan-out that is running on it (each access through the
+    /// `unowned` property costs a strong retain and a release, per subscriber).
+    func deliver(
+        _ record: OrderChangeRecord,
+        on route: Route,
+        via subscription: Route? = nil,
+        push: inout LoopGateway.PushBytes,
+        owner: LoopGateway
+    ) -> Bool {
+        guard case .send = peer.deliver(record, on: subscription ?? route) else { return false }
+        let framer = transport.messageFramer
+        let bytes: [UInt8]
+        if framer == nil, let frame = push.frame {
+            bytes = frame  // the common case: a byte stream, and the record's frame made already
+        } else {
+            guard let made = owner.pushBytes(record, on: route, &push, framer: framer) else { return false }
+            bytes = made
         }
+        // Under `coalesce`, pushes use the queue up to the high-water mark; the rest is room for replies and
+        // pings, so a coalescing subscriber is never cut for a pong on top of its pushes.
+        if owner.coalescesSlowReaders && (!coalesced.isEmpty || outbound.queuedBytes + bytes.count > owner.outboundHighWater) {
+            owner.shared.counters.coalescedRecords.add(1, ordering: .relaxed)
+            coalesced[route] = record
+            updateInterest(owner: owner)
+            return false
+        }
+        return enqueue(bytes, reply: false, owner: owner)
     }
 
     /// Queues bytes (a reply into the queue's private chunk, a shared push by reference), or cuts the connection
@@ -321,6 +335,11 @@ final class Connection: SelectorHandler {
     /// anyone else, and never costs more than the limit.
     @discardableResult
     private func enqueue(_ bytes: [UInt8], reply: Bool) -> Bool {
+        enqueue(bytes, reply: reply, owner: owner)
+    }
+
+    /// `enqueue(_:reply:)` with this connection's loop gateway passed in (see `deliver`).
+    private func enqueue(_ bytes: [UInt8], reply: Bool, owner: LoopGateway) -> Bool {
         guard !isClosed, !closeAfterFlush else { return false }
         if outbound.queuedBytes + bytes.count > owner.outboundLimit {
             cutSlow(because: "outbound queue above \(owner.outboundLimit) bytes")
@@ -364,7 +383,11 @@ final class Connection: SelectorHandler {
     // MARK: Writing and closing
 
     /// Writes as much of the queue as the socket takes; asks for `.write` only after a short write.
-    func flush() {
+    func flush() { flush(owner: owner) }
+
+    /// `flush()` with this connection's loop gateway passed in (the before-sleep flush of every pending
+    /// connection: see `deliver`).
+    func flush(owner: LoopGateway) {
         flushScheduled = false
         guard !isClosed else { return }
         if !outbound.isEmpty {
@@ -375,30 +398,37 @@ final class Connection: SelectorHandler {
                 close(reason: "write failed: \(error)")
                 return
             }
-            if outbound.queuedBytes < before { lastDrainMillis = owner.nowMillis }
+            // The stall check reads it only while reads are paused (and pausing sets it).
+            if readsPaused && outbound.queuedBytes < before { lastDrainMillis = owner.nowMillis }
         }
         if outbound.isEmpty {
-            releaseCoalesced()
+            if !coalesced.isEmpty { releaseCoalesced() }
             if closeAfterFlush && outbound.isEmpty {
                 close(reason: "disconnect sent")
                 return
             }
         }
         if readsPaused && !closeAfterFlush { resumeReadsIfDrained() }
-        updateInterest()
+        updateInterest(owner: owner)
     }
 
     /// Registers exactly what is needed now: `.read` while taking input, `.write` while bytes wait, plus what the
     /// transport itself needs.
-    func updateInterest() {
+    func updateInterest() { updateInterest(owner: owner) }
+
+    /// `updateInterest()` with this connection's loop gateway passed in (see `deliver`). Asks the loop only when
+    /// the interest differs from the one last registered.
+    func updateInterest(owner: LoopGateway) {
         guard let registration, !isClosed else { return }
         var interest: SelectorEvent = transport.interest
         if handshakeDeferred { interest = [] }
         if peer.phase != .draining && peer.phase != .accepted && !readsPaused { interest.insert(.read) }
         if peer.phase == .accepted && !handshakeDeferred && interest.isEmpty { interest.insert(.read) }
         if !outbound.isEmpty || !coalesced.isEmpty { interest.insert(.write) }
+        guard interest != registeredInterest else { return }
         do {
             try owner.context.reregister(registration, interest: interest)
+            registeredInterest = interest
         } catch {
             close(reason: "epoll_ctl failed: \(error)")
         }

@@ -132,6 +132,11 @@ final class Hub {
         }
     }
 
+    /// The entry of the route with `key` on this loop (its subscribed route and its subscribers), for the fan-out,
+    /// which walks the subscribers itself (no closure per record). A `.many` slot's `connections` is taken as a
+    /// snapshot (an array copy shares storage), so subscribers may be cut while the caller iterates it.
+    func entry(of key: RouteKey) -> Entry? { routes[key] }
+
     /// Whether the route with `key` has a subscriber on this loop.
     func contains(_ key: RouteKey) -> Bool { routes[key] != nil }
 

@@ -18,10 +18,24 @@ extension LoopGateway {
             let key = RouteKey(record)
             var push = PushBytes(frame: encoded.frame, failed: encoded.frame == nil)
             var count = 0
+            var subscribers = 0
             var orderRoute: Route?
-            var subscribers = hub.forEachSubscriber(of: key) { connection, route in
+            // The subscribers are walked here, not in a closure, with this gateway handed to each (no `unowned`
+            // owner access per subscriber).
+            if let entry = hub.entry(of: key) {
+                let route = entry.route
                 orderRoute = route
-                if connection.deliver(record, on: route, push: &push) { count += 1 }
+                switch entry.slot {
+                case .one(let connection):
+                    subscribers = 1
+                    if connection.deliver(record, on: route, push: &push, owner: self) { count = 1 }
+                case .many(let list):
+                    let connections = list.connections
+                    subscribers = connections.count
+                    for connection in connections where connection.deliver(record, on: route, push: &push, owner: self) {
+                        count += 1
+                    }
+                }
             }
             // Line-wide subscribers (`order://taxi/*`) get the same bytes: the push names the order's route.
             if hub.lineRouteCount > 0 {
@@ -29,7 +43,7 @@ extension LoopGateway {
                 if hub.contains(lineKey) {
                     let route = orderRoute ?? record.route
                     subscribers += hub.forEachSubscriber(of: lineKey) { connection, line in
-                        if connection.deliver(record, on: route, via: line, push: &push) { count += 1 }
+                        if connection.deliver(record, on: route, via: line, push: &push, owner: self) { count += 1 }
                     }
                 }
             }

@@ -241,7 +241,7 @@ final class LoopGateway {
         // array as big as the old (80 KB at 10,000 connections) on every flush, and freeing the old one made glibc
         // consolidate its free lists.
         swap(&pendingFlush, &flushBatch)
-        for connection in flushBatch { connection.flush() }
+        for connection in flushBatch { connection.flush(owner: self) }
         flushBatch.removeAllKeepingStorage()
     }
 
