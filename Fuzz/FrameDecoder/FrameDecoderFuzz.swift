@@ -48,6 +48,13 @@ enum FrameDecoderFuzz {
         let fast = Result { () throws(FrameError) in try codec.decodeClientFrame(body: body) }
         let slow = Result { () throws(FrameError) in try reference.decodeClientFrame(body: body) }
         precondition(fast == slow, "the fast path answered \(fast), protobuf-c \(slow)")
+        // The domain values a decoded publish carries for the peer (taken unchecked) are what its texts give;
+        // `OrderID`'s and `OrderState`'s `==` compare the precomputed hashes too.
+        if case .success(.publish(let request)) = fast {
+            precondition(request.validOrderID == OrderID(request.orderID), "order id \(request.orderID) checked wrong")
+            precondition(request.validLine == BusinessLine(request.line), "line \(request.line) checked wrong")
+            precondition(request.target == OrderState(request.targetState), "state \(request.targetState) hashed wrong")
+        }
     }
 
     static func roundTrip(_ frame: ClientFrame) {

@@ -29,8 +29,10 @@ enum StateCatalog {
     /// dictionary lookup runs the hasher (the push encoder asks twice per record).
     @inline(__always)
     static func code(of state: OrderState) -> UInt32? {
-        for entry in table where entry.state == state { return entry.code }
-        return nil
+        table.withUnsafeBufferPointer { entries in
+            for index in entries.indices where entries[index].state == state { return entries[index].code }
+            return nil
+        }
     }
 
     private static var entries: [(String, UInt32)] {

@@ -12,7 +12,8 @@ import LonglinkCore
 /// duplicate or unknown fields, lengths past the end) always takes the codec's path and gets its answer.
 ///
 /// A publish with fields allocates the payload's bytes and the fields' box; without fields it allocates nothing
-/// (order ids, lines and state names up to 15 bytes are stored inline in their `String`s).
+/// (order ids, lines and state names up to 15 bytes are stored inline in their `String`s). The request it gives
+/// carries the order id, line and target state as checked domain values (`PublishRequest(requestID:order:…)`).
 enum PublishFastDecoder {
     /// `ClientFrame.publish`: field 13, length-delimited.
     static let publishKey: UInt8 = 13 << 3 | 2
@@ -29,13 +30,18 @@ enum PublishFastDecoder {
     }
 
     /// The fields of one `Publish` message, `start..<end`.
+    ///
+    /// The order id and the line are kept as byte ranges while the fields are read, then each is checked (and the
+    /// id hashed) once, by `OrderID(utf8:)` and `BusinessLine(utf8:)`: the request carries the domain values, so
+    /// the peer does not scan the texts again. An id or a line that is not valid travels as text (when it is
+    /// plain ASCII), for the peer to refuse with its own message.
     private static func publish(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> PublishRequest? {
         var cursor = start
         var seen: UInt32 = 0
         var requestID: UInt32 = 0
-        var orderID = ""
-        var line = ""
-        var target: String?
+        var orderID = UnsafeBufferPointer<UInt8>(start: start, count: 0)
+        var line = UnsafeBufferPointer<UInt8>(start: start, count: 0)
+        var target: OrderState?
         var fields = OrderFields.none
         var idempotencyKey = ""
         var wantsReceipts = false
@@ -48,19 +54,19 @@ enum PublishFastDecoder {
                 guard let value = WireCursor.varint32(&cursor, end) else { return nil }
                 requestID = value
             case 2 << 3 | 2:
-                guard let text = WireCursor.asciiString(&cursor, end) else { return nil }
-                orderID = text
+                guard let bytes = WireCursor.bytes(&cursor, end) else { return nil }
+                orderID = bytes
             case 3 << 3 | 2:
-                guard let text = WireCursor.asciiString(&cursor, end) else { return nil }
-                line = text
+                guard let bytes = WireCursor.bytes(&cursor, end) else { return nil }
+                line = bytes
             case 4 << 3 | 0:
                 guard let value = WireCursor.varint32(&cursor, end), value <= UInt32(Int32.max),
                     let state = StateCatalog.state(number: value)
                 else { return nil }
-                target = state.name
+                target = state
             case 5 << 3 | 2:
                 guard let text = WireCursor.asciiString(&cursor, end) else { return nil }
-                target = text
+                target = OrderState(text)
             case 6 << 3 | 2:
                 guard let length = WireCursor.length(&cursor, end),
                     let decoded = orderFields(cursor, cursor + length)
@@ -80,11 +86,25 @@ enum PublishFastDecoder {
         // Both members of the `target` oneof (protobuf-c keeps the last), or neither (the codec refuses it).
         let targetMembers = seen & (1 << 4 | 1 << 5)
         guard let target, targetMembers != 1 << 4 | 1 << 5 else { return nil }
+        if let order = OrderID(utf8: orderID), let businessLine = BusinessLine(utf8: line) {
+            return PublishRequest(
+                requestID: requestID,
+                order: order,
+                line: businessLine,
+                target: target,
+                fields: fields,
+                idempotencyKey: idempotencyKey,
+                wantsReceipts: wantsReceipts
+            )
+        }
+        guard let orderIDText = WireCursor.asciiText(orderID), let lineText = WireCursor.asciiText(line) else {
+            return nil
+        }
         return PublishRequest(
             requestID: requestID,
-            orderID: orderID,
-            line: line,
-            targetState: target,
+            orderID: orderIDText,
+            line: lineText,
+            targetState: target.name,
             fields: fields,
             idempotencyKey: idempotencyKey,
             wantsReceipts: wantsReceipts

@@ -21,6 +21,9 @@ enum PublishResultEncoder {
     }
 
     /// Writes the framed bytes at `out` (room for `maxFrameSize` bytes) and returns their count.
+    ///
+    /// The body is at most 42 bytes, so the prefix and every nested length take one byte each: they are stored
+    /// as bytes, and only the four numbers go through the varint loop.
     static func write(
         requestID: UInt32,
         position: StreamPosition,
@@ -28,38 +31,37 @@ enum PublishResultEncoder {
         deduplicated: Bool,
         to out: UnsafeMutablePointer<UInt8>
     ) -> Int {
-        let positionSize = (position.epoch == 0 ? 0 : 1 + size(UInt64(position.epoch)))
-            + (position.offset == 0 ? 0 : 1 + size(position.offset))
+        let epoch = UInt64(position.epoch)
+        let offset = position.offset
+        let request = UInt64(requestID)
+        let positionSize = (epoch == 0 ? 0 : 1 + size(epoch)) + (offset == 0 ? 0 : 1 + size(offset))
         let acceptedSize = 2 + positionSize + (timestampMillis == 0 ? 0 : 1 + size(timestampMillis)) + (deduplicated ? 2 : 0)
-        let resultSize = (requestID == 0 ? 0 : 1 + size(UInt64(requestID))) + 1 + size(UInt64(acceptedSize)) + acceptedSize
-        let bodySize = 1 + size(UInt64(resultSize)) + resultSize
-        var cursor = out
-        put(UInt64(bodySize), &cursor)
-        put(5 << 3 | 2, &cursor)
-        put(UInt64(resultSize), &cursor)
-        if requestID != 0 {
-            put(1 << 3 | 0, &cursor)
-            put(UInt64(requestID), &cursor)
+        let resultSize = (request == 0 ? 0 : 1 + size(request)) + 2 + acceptedSize
+        out[0] = UInt8(truncatingIfNeeded: 2 + resultSize)  // the body: key, length, result
+        out[1] = 5 << 3 | 2  // ServerFrame.publish_result
+        out[2] = UInt8(truncatingIfNeeded: resultSize)
+        var cursor = out + 3
+        if request != 0 {
+            field(1 << 3 | 0, request, &cursor)
         }
-        put(2 << 3 | 2, &cursor)
-        put(UInt64(acceptedSize), &cursor)
-        put(1 << 3 | 2, &cursor)
-        put(UInt64(positionSize), &cursor)
-        if position.epoch != 0 {
-            put(1 << 3 | 0, &cursor)
-            put(UInt64(position.epoch), &cursor)
+        cursor[0] = 2 << 3 | 2  // PublishResult.accepted
+        cursor[1] = UInt8(truncatingIfNeeded: acceptedSize)
+        cursor[2] = 1 << 3 | 2  // Accepted.position
+        cursor[3] = UInt8(truncatingIfNeeded: positionSize)
+        cursor += 4
+        if epoch != 0 {
+            field(1 << 3 | 0, epoch, &cursor)
         }
-        if position.offset != 0 {
-            put(2 << 3 | 0, &cursor)
-            put(position.offset, &cursor)
+        if offset != 0 {
+            field(2 << 3 | 0, offset, &cursor)
         }
         if timestampMillis != 0 {
-            put(2 << 3 | 0, &cursor)
-            put(timestampMillis, &cursor)
+            field(2 << 3 | 0, timestampMillis, &cursor)
         }
         if deduplicated {
-            put(3 << 3 | 0, &cursor)
-            put(1, &cursor)
+            cursor[0] = 3 << 3 | 0
+            cursor[1] = 1
+            cursor += 2
         }
         return cursor - out
     }
@@ -70,8 +72,11 @@ enum PublishResultEncoder {
         (64 - (value | 1).leadingZeroBitCount + 6) / 7
     }
 
+    /// A varint field: `key`, then `value`.
     @inline(__always)
-    private static func put(_ value: UInt64, _ cursor: inout UnsafeMutablePointer<UInt8>) {
+    private static func field(_ key: UInt8, _ value: UInt64, _ cursor: inout UnsafeMutablePointer<UInt8>) {
+        cursor.pointee = key
+        cursor += 1
         var rest = value
         while rest >= 0x80 {
             cursor.pointee = UInt8(truncatingIfNeeded: rest) | 0x80

@@ -3,7 +3,8 @@ public import LonglinkCore
 
 /// The push of one record, written by hand: the same bytes protobuf-c packs for
 /// `ServerFrame { push: Push { … } }` (fields in number order, proto3 zero values left out, oneof members always
-/// written), computed in one sizing pass and one writing pass straight into the array's uninitialised storage.
+/// written), sized in one pass over the record's values and written in one pass straight into the storage of an
+/// array of exactly that size (`PushFrame`).
 ///
 /// Why by hand: the push is encoded once per record on the fan-out path, and protobuf-c needs the Swift values
 /// turned into C structs and NUL-terminated strings first, then walks its descriptors twice (size, pack), about
@@ -14,23 +15,7 @@ enum PushEncoder {
     /// `.unencodable` where the codec would refuse it too (a string holding a NUL byte, a record of a kind that
     /// carries none).
     static func frame(of record: OrderChangeRecord, skippedBefore: Bool = false) throws(FrameError) -> [UInt8] {
-        guard record.kind.scheme == "order" || record.kind.scheme == "config" else {
-            throw .unencodable("push route \(record.route) carries no records")
-        }
-        let parts = Parts(record, skippedBefore: skippedBefore)
-        try parts.checkStrings()
-        let pushSize = parts.pushSize
-        let frameBody = 1 + varintSize(UInt64(pushSize)) + pushSize
-        let total = varintSize(UInt64(frameBody)) + frameBody
-        return FrameBytes.array(capacity: total) { out, initialized in
-            var writer = Writer(out.baseAddress!)
-            writer.varint(UInt64(frameBody))
-            writer.byte(0x0A)  // ServerFrame.push = 1, length-delimited
-            writer.varint(UInt64(pushSize))
-            parts.write(&writer)
-            precondition(writer.count == total, "push encoder wrote \(writer.count) bytes, sized \(total)")
-            initialized = total
-        }
+        Array(try PushFrame(record, skippedBefore: skippedBefore))
     }
 
     /// Bytes of `value` as a base-128 varint.
@@ -54,153 +39,144 @@ enum PushEncoder {
     @inline(__always)
     static func zigzag(_ value: Int32) -> UInt64 { UInt64(UInt32(bitPattern: (value << 1) ^ (value >> 31))) }
 
-    /// A state as it travels: its catalog number, or its name.
-    enum State {
-        case code(UInt32)
-        case name(String)
-
-        init(_ state: OrderState) {
-            if let code = StateCatalog.code(of: state) { self = .code(code) } else { self = .name(state.name) }
-        }
-
-        func size() -> Int {
-            switch self {
-            case .code(let code): varintFieldSize(enumValue(code))
-            case .name(let name): delimitedSize(name.utf8.count)
-            }
-        }
-
-        func write(_ writer: inout Writer, codeTag: UInt8, nameTag: UInt8) {
-            switch self {
-            case .code(let code):
-                writer.byte(codeTag)
-                writer.varint(enumValue(code))
-            case .name(let name):
-                writer.delimited(nameTag, name)
-            }
-        }
+    /// The size of a state's field: its catalog number as a varint (`code`), or its name.
+    @inline(__always)
+    static func stateSize(_ state: OrderState, code: UInt32?) -> Int {
+        if let code { return varintFieldSize(enumValue(code)) }
+        return delimitedSize(state.name.utf8.count)
     }
 
-    /// The record's values, read out of it once.
-    struct Parts {
-        let scheme: String
-        let line: String
-        let id: String
-        let offset: UInt64
-        let epoch: UInt32
-        let timestamp: UInt64
-        let to: State
-        let from: State?
-        let fields: OrderFields
-        let hasFields: Bool
-        let fieldsSize: Int
+    /// Whether `string` holds a NUL byte (the codec hands strings to protobuf-c as C strings, so it refuses one).
+    @inline(__always)
+    static func holdsNUL(_ string: String) -> Bool {
+        let utf8 = string.utf8
+        let found = utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard let start = bytes.baseAddress, bytes.count > 0 else { return false }
+            return memchr(start, 0, bytes.count) != nil
+        }
+        return found ?? utf8.contains(0)
+    }
+
+    /// The sizes of one push, computed once from the record (one read of each value); the bytes are written by
+    /// `write(to:)` into storage of exactly `total` bytes.
+    struct PushFrame {
+        let record: OrderChangeRecord
         let skippedBefore: Bool
-
-        init(_ record: OrderChangeRecord, skippedBefore: Bool) {
-            scheme = record.kind.scheme
-            line = record.line.name
-            id = record.orderID.rawValue
-            let position = record.position
-            offset = position.offset
-            epoch = position.epoch
-            timestamp = record.timestampMillis
-            to = State(record.toState)
-            from = record.fromState.map(State.init)
-            fields = record.fields
-            hasFields = !fields.isEmpty
-            fieldsSize = hasFields ? Self.size(of: fields) : 0
-            routeSize = scheme.utf8.count + 3 + line.utf8.count + 1 + id.utf8.count
-            self.skippedBefore = skippedBefore
-        }
-
+        let toCode: UInt32?
+        let fromCode: UInt32?
         let routeSize: Int
+        let fieldsSize: Int
+        let pushSize: Int
+        let frameBody: Int
+        let total: Int
 
-        var pushSize: Int {
+        init(_ record: OrderChangeRecord, skippedBefore: Bool) throws(FrameError) {
+            let scheme = record.kind.scheme
+            guard scheme == "order" || scheme == "config" else {
+                throw .unencodable("push route \(record.route) carries no records")
+            }
+            self.record = record
+            self.skippedBefore = skippedBefore
+            let to = record.toState
+            let from = record.fromState
+            toCode = StateCatalog.code(of: to)
+            fromCode = from.flatMap { StateCatalog.code(of: $0) }
+            // Route parts are validated identifiers and cannot hold a NUL; state names and field texts can.
+            var nul = toCode == nil && holdsNUL(to.name)
+            if let from, fromCode == nil { nul = nul || holdsNUL(from.name) }
+            routeSize = scheme.utf8.count + 3 + record.line.name.utf8.count + 1 + record.orderID.rawValue.utf8.count
             var size = delimitedSize(routeSize)
-            if offset != 0 { size += varintFieldSize(offset) }
-            if epoch != 0 { size += varintFieldSize(UInt64(epoch)) }
+            let position = record.position
+            if position.offset != 0 { size += varintFieldSize(position.offset) }
+            if position.epoch != 0 { size += varintFieldSize(UInt64(position.epoch)) }
+            let timestamp = record.timestampMillis
             if timestamp != 0 { size += varintFieldSize(timestamp) }
-            size += to.size()
-            if let from { size += from.size() }
-            if hasFields { size += delimitedSize(fieldsSize) }
+            size += stateSize(to, code: toCode)
+            if let from { size += stateSize(from, code: fromCode) }
+            let fields = record.fields
+            if fields.isEmpty {
+                fieldsSize = 0
+            } else {
+                var fieldsSize = 0
+                if let driverID = fields.driverID {
+                    fieldsSize += delimitedSize(driverID.utf8.count)
+                    nul = nul || holdsNUL(driverID)
+                }
+                if let eta = fields.etaSeconds { fieldsSize += varintFieldSize(UInt64(eta)) }
+                if let location = fields.location {
+                    fieldsSize += varintFieldSize(zigzag(location.latitudeE6))
+                        + varintFieldSize(zigzag(location.longitudeE6))
+                }
+                if let reason = fields.cancellationReason {
+                    fieldsSize += delimitedSize(reason.utf8.count)
+                    nul = nul || holdsNUL(reason)
+                }
+                let payload = fields.payload.count
+                if payload > 0 { fieldsSize += delimitedSize(payload) }
+                switch fields.toggle {
+                case .bool?: fieldsSize += 2
+                case .rollout(let percent)?: fieldsSize += varintFieldSize(UInt64(UInt32(clamping: percent)))
+                case .string(let text)?:
+                    fieldsSize += delimitedSize(text.utf8.count)
+                    nul = nul || holdsNUL(text)
+                case nil: break
+                }
+                self.fieldsSize = fieldsSize
+                size += delimitedSize(fieldsSize)
+            }
+            if nul { throw .unencodable("a string field contains a NUL byte") }
             if skippedBefore { size += 2 }
-            return size
+            pushSize = size
+            frameBody = 1 + varintSize(UInt64(size)) + size
+            total = varintSize(UInt64(frameBody)) + frameBody
         }
 
-        /// The codec passes strings to protobuf-c as C strings, so it refuses one holding a NUL byte; so does
-        /// this encoder (route parts are validated identifiers and cannot hold one).
-        func checkStrings() throws(FrameError) {
-            var clean = true
-            if case .name(let name) = to { clean = clean && Self.isClean(name) }
-            if case .name(let name)? = from { clean = clean && Self.isClean(name) }
-            if hasFields {
-                clean = clean && Self.isClean(fields.driverID) && Self.isClean(fields.cancellationReason)
-                if case .string(let text)? = fields.toggle { clean = clean && Self.isClean(text) }
-            }
-            if !clean { throw .unencodable("a string field contains a NUL byte") }
-        }
-
-        private static func isClean(_ string: String?) -> Bool {
-            guard let string else { return true }
-            return !string.utf8.contains(0)
-        }
-
-        static func size(of fields: OrderFields) -> Int {
-            var size = 0
-            if let driverID = fields.driverID { size += delimitedSize(driverID.utf8.count) }
-            if let eta = fields.etaSeconds { size += varintFieldSize(UInt64(eta)) }
-            if let location = fields.location {
-                size += varintFieldSize(zigzag(location.latitudeE6)) + varintFieldSize(zigzag(location.longitudeE6))
-            }
-            if let reason = fields.cancellationReason { size += delimitedSize(reason.utf8.count) }
-            let payload = fields.payload.count
-            if payload > 0 { size += delimitedSize(payload) }
-            switch fields.toggle {
-            case .bool?: size += 2
-            case .rollout(let percent)?: size += varintFieldSize(UInt64(UInt32(clamping: percent)))
-            case .string(let text)?: size += delimitedSize(text.utf8.count)
-            case nil: break
-            }
-            return size
-        }
-
-        func write(_ writer: inout Writer) {
+        /// Writes the frame's `total` bytes at `base`.
+        func write(to base: UnsafeMutablePointer<UInt8>) {
+            var writer = Writer(base)
+            writer.varint(UInt64(frameBody))
+            writer.byte(0x0A)  // ServerFrame.push = 1, length-delimited
+            writer.varint(UInt64(pushSize))
             // Push.route = 1
             writer.byte(0x0A)
             writer.varint(UInt64(routeSize))
-            writer.bytes(scheme)
+            writer.utf8(record.kind.scheme)
             writer.byte(UInt8(ascii: ":"))
             writer.byte(UInt8(ascii: "/"))
             writer.byte(UInt8(ascii: "/"))
-            writer.bytes(line)
+            writer.utf8(record.line.name)
             writer.byte(UInt8(ascii: "/"))
-            writer.bytes(id)
-            if offset != 0 {
+            writer.utf8(record.orderID.rawValue)
+            let position = record.position
+            if position.offset != 0 {
                 writer.byte(0x10)
-                writer.varint(offset)
+                writer.varint(position.offset)
             }
-            if epoch != 0 {
+            if position.epoch != 0 {
                 writer.byte(0x18)
-                writer.varint(UInt64(epoch))
+                writer.varint(UInt64(position.epoch))
             }
+            let timestamp = record.timestampMillis
             if timestamp != 0 {
                 writer.byte(0x20)
                 writer.varint(timestamp)
             }
-            to.write(&writer, codeTag: 0x28, nameTag: 0x32)
-            from?.write(&writer, codeTag: 0x38, nameTag: 0x42)
-            if hasFields {
+            writer.state(record.toState, code: toCode, codeTag: 0x28, nameTag: 0x32)
+            if let from = record.fromState { writer.state(from, code: fromCode, codeTag: 0x38, nameTag: 0x42) }
+            let fields = record.fields
+            if !fields.isEmpty {
                 writer.byte(0x4A)
                 writer.varint(UInt64(fieldsSize))
-                writeFields(&writer)
+                writeFields(fields, &writer)
             }
             if skippedBefore {
                 writer.byte(0x50)
                 writer.byte(1)
             }
+            precondition(writer.count == total, "push encoder wrote \(writer.count) bytes, sized \(total)")
         }
 
-        private func writeFields(_ writer: inout Writer) {
+        private func writeFields(_ fields: OrderFields, _ writer: inout Writer) {
             if let driverID = fields.driverID { writer.delimited(0x0A, driverID) }
             if let eta = fields.etaSeconds {
                 writer.byte(0x10)
@@ -259,23 +235,64 @@ enum PushEncoder {
             count += 1
         }
 
+        @inline(__always)
         mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
             guard let start = source.baseAddress, source.count > 0 else { return }
             (base + count).initialize(from: start, count: source.count)
             count += source.count
         }
 
-        mutating func bytes(_ string: String) {
-            var string = string
-            string.withUTF8 { bytes($0) }
+        /// The string's UTF-8, read in place (a native or small string is contiguous; no copy of the string).
+        @inline(__always)
+        mutating func utf8(_ string: String) {
+            let written: Int? = string.utf8.withContiguousStorageIfAvailable { [base, count] source in
+                guard let start = source.baseAddress, source.count > 0 else { return 0 }
+                (base + count).initialize(from: start, count: source.count)
+                return source.count
+            }
+            if let written {
+                count += written
+            } else {
+                for byte in string.utf8 { self.byte(byte) }
+            }
         }
 
+        @inline(__always)
         mutating func delimited(_ tag: UInt8, _ string: String) {
             byte(tag)
             varint(UInt64(string.utf8.count))
-            bytes(string)
+            utf8(string)
+        }
+
+        @inline(__always)
+        mutating func state(_ state: OrderState, code: UInt32?, codeTag: UInt8, nameTag: UInt8) {
+            if let code {
+                byte(codeTag)
+                varint(enumValue(code))
+            } else {
+                delimited(nameTag, state.name)
+            }
         }
     }
+}
+
+/// A push frame as a collection of its bytes, so `Array(_:)` allocates the array at its exact size (through the
+/// standard library's specialised path, which names the array's metadata directly) and the encoder writes the
+/// bytes straight into its storage (`_copyContents(initializing:)`): one allocation, one pass, no scratch copy.
+/// Reading it element by element (never done on the hot path) encodes it first.
+extension PushEncoder.PushFrame: RandomAccessCollection {
+    var startIndex: Int { 0 }
+    var endIndex: Int { total }
+
+    subscript(position: Int) -> UInt8 { Array(self)[position] }
+
+    func _copyContents(initializing buffer: UnsafeMutableBufferPointer<UInt8>) -> (IndexingIterator<[UInt8]>, Int) {
+        precondition(buffer.count >= total, "push frame copied into \(buffer.count) bytes, needs \(total)")
+        write(to: buffer.baseAddress!)
+        return ([UInt8]().makeIterator(), total)
+    }
+
+    func makeIterator() -> IndexingIterator<[UInt8]> { Array(self).makeIterator() }
 }
 
 extension ProtobufFrameCodec {

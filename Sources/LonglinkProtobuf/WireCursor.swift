@@ -51,13 +51,27 @@ enum WireCursor {
         return cursor.pointee == 1
     }
 
+    /// The bytes of a length-delimited field.
+    @inline(__always)
+    static func bytes(_ cursor: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        guard let length = self.length(&cursor, end) else { return nil }
+        defer { cursor += length }
+        return UnsafeBufferPointer(start: cursor, count: length)
+    }
+
     /// A length-delimited string of ASCII bytes without NUL, as a Swift string (what `String(validatingCString:)`
     /// gives for protobuf-c's copy: valid UTF-8, and no NUL to end it early). Up to 15 bytes it is stored inline.
     @inline(__always)
     static func asciiString(_ cursor: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> String? {
         var position = cursor
-        guard let length = self.length(&position, end) else { return nil }
-        let bytes = UnsafeBufferPointer(start: position, count: length)
+        guard let bytes = self.bytes(&position, end), let text = asciiText(bytes) else { return nil }
+        cursor = position
+        return text
+    }
+
+    /// `bytes` as a Swift string when they are ASCII without NUL, else nil.
+    @inline(__always)
+    static func asciiText(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var mask: UInt8 = 0
         var sawNUL = false
         for byte in bytes {
@@ -65,15 +79,13 @@ enum WireCursor {
             sawNUL = sawNUL || byte == 0
         }
         guard mask < 0x80, !sawNUL else { return nil }
-        cursor = position + length
-        guard length > 0 else { return "" }
+        guard bytes.count > 0 else { return "" }
         // The bytes are ASCII, so they are copied in as they are: `String(decoding:as:)` would check them again
         // and take its repairing path (about 160 instructions per field). Up to 15 bytes the standard library
         // builds the small string and checks it is ASCII word by word.
-        let text = position
-        return String(unsafeUninitializedCapacity: length) { target in
-            target.baseAddress!.initialize(from: text, count: length)
-            return length
+        return String(unsafeUninitializedCapacity: bytes.count) { target in
+            target.baseAddress!.initialize(from: bytes.baseAddress!, count: bytes.count)
+            return bytes.count
         }
     }
 

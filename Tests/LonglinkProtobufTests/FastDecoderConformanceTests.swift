@@ -1,6 +1,6 @@
-import LonglinkCore
 import Testing
 
+@testable import LonglinkCore
 @testable import LonglinkProtobuf
 
 /// The publish fast path (`PublishFastDecoder`) against protobuf-c (`ProtobufFrameCodec(fastPaths: false)`): for
@@ -34,7 +34,24 @@ struct FastDecoderConformanceTests {
         #expect(actual == expected, "body \(body)", sourceLocation: sourceLocation)
         if let taken = fastPath(body) {
             #expect(expected == .success(.publish(taken)), "fast path took \(body)", sourceLocation: sourceLocation)
+            expectChecked(taken, sourceLocation: sourceLocation)
         }
+    }
+
+    /// The domain values the fast path hands over are what the texts give (the peer takes them unchecked).
+    static func expectChecked(_ request: PublishRequest, sourceLocation: SourceLocation = #_sourceLocation) {
+        let id = OrderID(request.orderID)
+        let line = BusinessLine(request.line)
+        #expect(request.validOrderID == id, sourceLocation: sourceLocation)
+        #expect(request.validOrderID?.textHash == id?.textHash, sourceLocation: sourceLocation)
+        #expect(request.validLine == line, sourceLocation: sourceLocation)
+        #expect(request.target == OrderState(request.targetState), sourceLocation: sourceLocation)
+        #expect(request.target.nameHash == OrderState(request.targetState).nameHash, sourceLocation: sourceLocation)
+        // A valid id and line travel checked; otherwise as texts, for the peer to refuse.
+        let checked = id != nil && line != nil
+        #expect((request.orderIDHash != nil) == checked, sourceLocation: sourceLocation)
+        #expect(request.lineIsValid == checked, sourceLocation: sourceLocation)
+        #expect((request.targetStateHash != nil) == checked, sourceLocation: sourceLocation)
     }
 
     static func body(_ frame: ClientFrame) -> [UInt8] {
@@ -87,6 +104,9 @@ struct FastDecoderConformanceTests {
             #expect(Self.fastPath(Self.body(.publish(request))) == request)
             Self.expectConforms(Self.body(.publish(request)))
         }
+        // The bench's publish reaches the peer with its id, line and state checked and hashed.
+        let decoded = Self.fastPath(Self.body(.publish(bench)))
+        #expect(decoded?.orderIDHash != nil && decoded?.lineIsValid == true && decoded?.targetStateHash != nil)
     }
 
     // MARK: Hostile bodies
@@ -237,13 +257,23 @@ struct FastDecoderConformanceTests {
         }
         return PublishRequest(
             requestID: [0, 1, 127, 128, 16_383, 16_384, UInt32.max][Int(random.next() % 7)] &+ UInt32(random.next() % 3),
-            orderID: randomText(&random, max: 70),
-            line: randomText(&random, max: 34),
+            orderID: random.next() % 2 == 0
+                ? randomText(&random, max: 70, from: identifierBytes) : randomText(&random, max: 70),
+            line: random.next() % 2 == 0 ? randomText(&random, max: 34, from: lineBytes) : randomText(&random, max: 34),
             targetState: states[Int(random.next() % UInt64(states.count))],
             fields: fields,
             idempotencyKey: random.next() % 3 == 0 ? randomText(&random, max: 40) : "",
             wantsReceipts: random.next() % 2 == 0
         )
+    }
+
+    /// The bytes of valid order ids and of valid line names (a random text of them is valid up to 64 and 32 bytes).
+    static let identifierBytes = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-".utf8)
+    static let lineBytes = Array("abcdefghijklmnopqrstuvwxyz0123456789_-".utf8)
+
+    static func randomText(_ random: inout SplitMix64, max: Int, from alphabet: [UInt8]) -> String {
+        let length = Int(random.next() % UInt64(max + 1))
+        return String(decoding: (0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }, as: UTF8.self)
     }
 
     static func randomText(_ random: inout SplitMix64, max: Int) -> String {

@@ -21,6 +21,15 @@ struct PushEncoderTests {
             #expect(actual == expected, "record \(index): \(record)")
             if actual != expected { return }
             if !skipped { #expect(try codec.encodedPush(of: record) == expected) }
+            if index % 250 == 0 {
+                // The frame as a collection: its bytes one by one are the array's.
+                let frame = try PushEncoder.PushFrame(record, skippedBefore: skipped)
+                #expect(frame.count == expected.count)
+                #expect(frame[0] == expected[0] && frame[frame.count - 1] == expected[expected.count - 1])
+                var iterated: [UInt8] = []
+                for byte in frame { iterated.append(byte) }
+                #expect(iterated == expected)
+            }
             checked += 1
         }
         #expect(checked == 5_000)

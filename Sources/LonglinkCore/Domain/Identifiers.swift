@@ -16,10 +16,24 @@ public struct OrderID: Hashable, Sendable, Comparable, CustomStringConvertible {
         self.textHash = hash
     }
 
+    /// Creates an id from its UTF-8 bytes, or returns nil when they are not a valid order id: one pass checks the
+    /// bytes, one hashes them, and the text is made once (what a decoder calls on the bytes of a frame).
+    public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard Identifier.isValid(bytes, maxLength: 64, lowercaseOnly: false) else { return nil }
+        self.rawValue = Identifier.text(bytes)
+        self.textHash = IdentifierHash.hash(bytes)
+    }
+
     /// An id already known to be valid (a part of a `Route`, which validated it).
     init(validated rawValue: String) {
         self.rawValue = rawValue
         self.textHash = IdentifierHash.hash(rawValue)
+    }
+
+    /// An id already known to be valid, with its `textHash` computed when it was checked.
+    init(validated rawValue: String, textHash: UInt64) {
+        self.rawValue = rawValue
+        self.textHash = textHash
     }
 
     public var description: String { rawValue }
@@ -43,8 +57,27 @@ public struct BusinessLine: Hashable, Sendable, Comparable, CustomStringConverti
         self.name = name
     }
 
+    /// Creates a line name from its UTF-8 bytes, or returns nil when they are not a valid name: one pass checks the
+    /// bytes and the text is made once (the built-in lines' names are not made at all: their values are shared).
+    public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard Identifier.isValid(bytes, maxLength: 32, lowercaseOnly: true) else { return nil }
+        self = Self.builtIn(bytes) ?? BusinessLine(validated: Identifier.text(bytes))
+    }
+
     /// A name already known to be valid (a part of a `Route`, which validated it).
     init(validated name: String) { self.name = name }
+
+    /// The built-in line spelled `bytes`, if any: one word compared instead of a string made (the words are the
+    /// names' bytes, little-endian: `IdentifierTests` checks them).
+    private static func builtIn(_ bytes: UnsafeBufferPointer<UInt8>) -> BusinessLine? {
+        switch (bytes.count, Identifier.word(bytes)) {
+        case (4, Identifier.taxiWord): .taxi
+        case (7, Identifier.expressWord): .express
+        case (7, Identifier.premiumWord): .premium
+        case (7, Identifier.carpoolWord): .carpool
+        default: nil
+        }
+    }
 
     public var description: String { name }
     public static func < (lhs: BusinessLine, rhs: BusinessLine) -> Bool { lhs.name < rhs.name }
@@ -70,7 +103,7 @@ public struct OrderState: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// The state's name.
     public let name: String
     /// `IdentifierHash` of the name (seeded per process; never persisted or sent).
-    let nameHash: UInt64
+    @usableFromInline let nameHash: UInt64
 
     /// Creates a state name. Validity against a line is the state machine's business, not this type's.
     public init(_ name: String) {
@@ -79,8 +112,16 @@ public struct OrderState: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
     public init(stringLiteral value: String) { self.init(value) }
 
+    /// A state whose `nameHash` is already known (the copy of a catalog's state).
+    init(name: String, nameHash: UInt64) {
+        self.name = name
+        self.nameHash = nameHash
+    }
+
     public var description: String { name }
     public static func < (lhs: OrderState, rhs: OrderState) -> Bool { lhs.name < rhs.name }
+    /// Inlinable: the codec compares a pushed record's states with its catalog's on every push.
+    @inlinable
     public static func == (lhs: OrderState, rhs: OrderState) -> Bool {
         lhs.nameHash == rhs.nameHash && lhs.name == rhs.name
     }
@@ -88,36 +129,64 @@ public struct OrderState: Hashable, Sendable, Comparable, CustomStringConvertibl
 }
 
 /// Character rules shared by the identifier types.
+///
+/// The allowed bytes are bit sets over 0–127 (`[A-Za-z0-9_.-]`, or `[a-z0-9_-]` for lower-case-only names), so a
+/// byte is checked with a shift and a mask instead of a chain of range compares.
 enum Identifier {
+    /// Bit `b` of word `b >> 6` is set when byte `b` may appear in an identifier of any case: `[A-Za-z0-9_.-]`.
+    static let anyCase: (low: UInt64, high: UInt64) = (0x03ff_6000_0000_0000, 0x07ff_fffe_87ff_fffe)
+    /// The same for lower-case-only names: `[a-z0-9_-]`. (`IdentifierTests` checks both against the characters.)
+    static let lowerCase: (low: UInt64, high: UInt64) = (0x03ff_2000_0000_0000, 0x07ff_fffe_8000_0000)
+
     static func isValid(_ text: String, maxLength: Int, lowercaseOnly: Bool = false) -> Bool {
-        let utf8 = text.utf8
-        guard !utf8.isEmpty, utf8.count <= maxLength else { return false }
-        for byte in utf8 where !isAllowed(byte, lowercaseOnly: lowercaseOnly) { return false }
-        return true
+        var text = text
+        return text.withUTF8 { isValid($0, maxLength: maxLength, lowercaseOnly: lowercaseOnly) }
+    }
+
+    /// Whether `bytes` are 1–`maxLength` allowed bytes: one pass, one branch per byte at most.
+    @inline(__always)
+    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>, maxLength: Int, lowercaseOnly: Bool) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= maxLength else { return false }
+        let set = lowercaseOnly ? lowerCase : anyCase
+        var refused: UInt64 = 0
+        for byte in bytes {
+            let word = byte & 0x40 == 0 ? set.low : set.high
+            // A byte of 0x80 or above is refused by its top bit; below, by its bit in the set.
+            refused |= UInt64(byte >> 7) | ~(word >> UInt64(byte & 63)) & 1
+        }
+        return refused == 0
     }
 
     /// The text's `IdentifierHash` when it is a valid identifier (any case), else nil: one pass over the bytes.
     static func validatedHash(_ text: String, maxLength: Int) -> UInt64? {
         var text = text
         return text.withUTF8 { bytes -> UInt64? in
-            guard !bytes.isEmpty, bytes.count <= maxLength else { return nil }
-            for byte in bytes where !isAllowed(byte, lowercaseOnly: false) { return nil }
+            guard isValid(bytes, maxLength: maxLength, lowercaseOnly: false) else { return nil }
             return IdentifierHash.hash(bytes)
         }
     }
 
+    /// `bytes` (checked: ASCII) as a string, copied in as they are (`String(decoding:as:)` would check them again
+    /// and take its repairing path). Up to 15 bytes the standard library stores them inline.
     @inline(__always)
-    private static func isAllowed(_ byte: UInt8, lowercaseOnly: Bool) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "_"), UInt8(ascii: "-"):
-            return true
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "."):
-            return !lowercaseOnly
-        default:
-            return false
+    static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { target in
+            target.baseAddress!.initialize(from: bytes.baseAddress!, count: bytes.count)
+            return bytes.count
         }
     }
+
+    /// The first 8 bytes of `bytes` (at most), little-endian: a name of up to 8 bytes as one word.
+    @inline(__always)
+    static func word(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        UInt64(littleEndianBytes: bytes, at: 0, count: min(bytes.count, 8))
+    }
+
+    /// `word` of the built-in lines' names.
+    static let taxiWord: UInt64 = 0x6978_6174
+    static let expressWord: UInt64 = 0x73_7365_7270_7865
+    static let premiumWord: UInt64 = 0x6d_7569_6d65_7270
+    static let carpoolWord: UInt64 = 0x6c_6f6f_7072_6163
 }
 
 /// A fast 64-bit hash of short identifier texts, seeded randomly per process (so values differ between runs and

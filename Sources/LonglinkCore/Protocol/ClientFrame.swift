@@ -99,21 +99,34 @@ public struct UnsubscribeRequest: Hashable, Sendable {
 }
 
 /// An order change a backend asks the Store to apply.
+///
+/// The order id, the line and the target state travel as text, and the gateway validates them. A request made
+/// from the domain values (`init(requestID:order:line:target:…)`, which the codec's publish decoder uses once it
+/// has checked and hashed the bytes) keeps what they know, so `validOrderID`, `validLine` and `target` do not scan
+/// or hash the texts again; setting a text forgets it. Two requests are equal when their texts and values are,
+/// however they were made.
 public struct PublishRequest: Hashable, Sendable {
     /// Correlates the `publishResult`.
     public var requestID: UInt32
     /// The order id (validated by the gateway).
-    public var orderID: String
+    public var orderID: String { didSet { orderIDHash = nil } }
     /// The business line name.
-    public var line: String
+    public var line: String { didSet { lineIsValid = false } }
     /// The target state name.
-    public var targetState: String
+    public var targetState: String { didSet { targetStateHash = nil } }
     /// Fields to set.
     public var fields: OrderFields
     /// Idempotency key; empty when none.
     public var idempotencyKey: String
     /// When set, the gateway sends a `deliveryReceipt` once a subscriber has acked the stored record.
     public var wantsReceipts: Bool
+
+    /// `orderID`'s `textHash` when the request was made from a valid `OrderID`; nil when the text is unchecked.
+    private(set) var orderIDHash: UInt64?
+    /// Whether the request was made from a `BusinessLine` (so `line` is a valid name).
+    private(set) var lineIsValid: Bool
+    /// `targetState`'s `nameHash` when the request was made from an `OrderState`.
+    private(set) var targetStateHash: UInt64?
 
     public init(
         requestID: UInt32,
@@ -131,6 +144,66 @@ public struct PublishRequest: Hashable, Sendable {
         self.fields = fields
         self.idempotencyKey = idempotencyKey
         self.wantsReceipts = wantsReceipts
+        self.orderIDHash = nil
+        self.lineIsValid = false
+        self.targetStateHash = nil
+    }
+
+    /// A request for values already checked: the gateway takes them as they are.
+    public init(
+        requestID: UInt32,
+        order: OrderID,
+        line: BusinessLine,
+        target: OrderState,
+        fields: OrderFields = .none,
+        idempotencyKey: String = "",
+        wantsReceipts: Bool = false
+    ) {
+        self.requestID = requestID
+        self.orderID = order.rawValue
+        self.line = line.name
+        self.targetState = target.name
+        self.fields = fields
+        self.idempotencyKey = idempotencyKey
+        self.wantsReceipts = wantsReceipts
+        self.orderIDHash = order.textHash
+        self.lineIsValid = true
+        self.targetStateHash = target.nameHash
+    }
+
+    /// `orderID` as an `OrderID`; nil when it is not a valid order id. Checked here unless the request was made
+    /// from an `OrderID`.
+    public var validOrderID: OrderID? {
+        if let orderIDHash { return OrderID(validated: orderID, textHash: orderIDHash) }
+        return OrderID(orderID)
+    }
+
+    /// `line` as a `BusinessLine`; nil when it is not a valid name. Checked here unless the request was made from
+    /// a `BusinessLine`.
+    public var validLine: BusinessLine? {
+        lineIsValid ? BusinessLine(validated: line) : BusinessLine(line)
+    }
+
+    /// `targetState` as an `OrderState` (hashed here unless the request was made from one).
+    public var target: OrderState {
+        if let targetStateHash { return OrderState(name: targetState, nameHash: targetStateHash) }
+        return OrderState(targetState)
+    }
+
+    public static func == (lhs: PublishRequest, rhs: PublishRequest) -> Bool {
+        lhs.requestID == rhs.requestID && lhs.orderID == rhs.orderID && lhs.line == rhs.line
+            && lhs.targetState == rhs.targetState && lhs.fields == rhs.fields && lhs.idempotencyKey == rhs.idempotencyKey
+            && lhs.wantsReceipts == rhs.wantsReceipts
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(requestID)
+        hasher.combine(orderID)
+        hasher.combine(line)
+        hasher.combine(targetState)
+        hasher.combine(fields)
+        hasher.combine(idempotencyKey)
+        hasher.combine(wantsReceipts)
     }
 }
 

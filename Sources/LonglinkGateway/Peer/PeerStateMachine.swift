@@ -294,10 +294,10 @@ public struct PeerStateMachine {
     }
 
     private mutating func publish(_ request: PublishRequest, nowMillis: UInt64) -> PublishDecision {
-        guard let orderID = OrderID(request.orderID) else {
+        guard let orderID = request.validOrderID else {
             return .answer(refusePublish(request.requestID, .invalidField, "order id '\(request.orderID)' is not [A-Za-z0-9_.-]{1,64}"))
         }
-        guard let line = BusinessLine(request.line) else {
+        guard let line = request.validLine else {
             return .answer(refusePublish(request.requestID, .unknownLine, "business line '\(request.line)' is not a valid name"))
         }
         // Role and route scope, before the rate bucket: a refused publish costs the publisher no token. An admin may
@@ -315,7 +315,7 @@ public struct PeerStateMachine {
         let change = OrderChange(
             orderID: orderID,
             line: line,
-            targetState: OrderState(request.targetState),
+            targetState: request.target,
             fields: request.fields,
             idempotencyKey: request.idempotencyKey
         )
