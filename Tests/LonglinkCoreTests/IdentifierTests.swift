@@ -35,6 +35,12 @@ struct IdentifierTests {
             #expect(Array(name.utf8).withUnsafeBufferPointer { Identifier.word($0) } == word, "\(name)")
             #expect(Array(name.utf8).withUnsafeBufferPointer { BusinessLine(utf8: $0) } == BusinessLine(name))
         }
+        for length in 0...12 {
+            let bytes = (0..<length).map { UInt8(0x41 + $0) }
+            var expected: UInt64 = 0
+            for (index, byte) in bytes.prefix(8).enumerated() { expected |= UInt64(byte) << UInt64(index * 8) }
+            #expect(bytes.withUnsafeBufferPointer { Identifier.word($0) } == expected, "\(length) bytes")
+        }
         // Same length and a near miss: not a built-in, still a valid line of its own.
         #expect(Array("taxy".utf8).withUnsafeBufferPointer { BusinessLine(utf8: $0) }?.name == "taxy")
         #expect(Array("expresS".utf8).withUnsafeBufferPointer { BusinessLine(utf8: $0) } == nil)
