@@ -50,6 +50,8 @@ public struct BenchParameters: Sendable, Hashable {
     public var threads: Int
     /// Publishes in flight at most.
     public var window: Int
+    /// How fan-out subscribers read (`--reader`); nil: io_uring where the kernel allows it, else epoll.
+    public var reader: BenchReader?
     /// Connections opened or closed per second (churn), or reconnect spread (storm).
     public var churnRate: Double
     /// Rounds of Longlink-then-Redis when comparing.

@@ -85,6 +85,9 @@ struct FanoutRunner {
     /// Whether Longlink subscribers and the publisher reconnect by themselves when the server goes away, resuming
     /// and retrying unacknowledged publishes with their idempotency keys (storm --restart).
     var survivesRestarts = false
+    /// How subscribers read once subscribed: `.ioUring` moves each plain-TCP subscriber's socket to its loop's
+    /// `BenchUringReader` (the fan-out scenario; the others keep epoll).
+    var reader: BenchReader = .epoll
 
     /// Runs the workload against `system`; `serverPID` (when known) adds the server's CPU and memory figures.
     /// `publishTo` (Longlink only) sends the publisher to another node than the subscribers (cross-node fan-out).
@@ -247,6 +250,7 @@ struct FanoutRunner {
     private func openSubscribers(_ system: FanoutSystem, workload: FanoutWorkload, names: RouteNames, counters: BenchCounters) {
         let loopCount = loops.loops.count
         let survivesRestarts = self.survivesRestarts
+        let throughRing = reader == .ioUring
         for (position, loop) in loops.loops.enumerated() {
             let indices = Array(stride(from: position, to: workload.subscribers, by: loopCount))
             loop.execute { context in
@@ -263,7 +267,8 @@ struct FanoutRunner {
                             counters: counters
                         )
                         subscriber.reconnectsAfterLoss = survivesRestarts
-                        subscriber.onSubscribed = { _ in
+                        subscriber.onSubscribed = { subscriber in
+                            if throughRing, let ring = BenchUringReader.of(context) { subscriber.readThroughRing(ring) }
                             counters.subscribed.add(1)
                             settled()
                         }
@@ -289,7 +294,8 @@ struct FanoutRunner {
                             context: context,
                             counters: counters
                         )
-                        subscriber.onSubscribed = { _ in
+                        subscriber.onSubscribed = { subscriber in
+                            if throughRing, let ring = BenchUringReader.of(context) { subscriber.readThroughRing(ring) }
                             counters.subscribed.add(1)
                             settled()
                         }

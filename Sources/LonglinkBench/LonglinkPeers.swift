@@ -98,6 +98,10 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         connection = nil
     }
 
+    /// Moves the connection's reads to the loop's io_uring (plain TCP only); returns whether it did.
+    @discardableResult
+    func readThroughRing(_ reader: BenchUringReader) -> Bool { connection?.readThroughRing(reader) ?? false }
+
     /// Cuts the connection with a reset, as a network loss would (storm).
     func cut() {
         isSubscribed = false

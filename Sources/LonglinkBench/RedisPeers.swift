@@ -40,6 +40,10 @@ final class RedisSubscriber: BenchSubscriber, BenchRedisConnectionDelegate {
         connection?.close()
     }
 
+    /// Moves the connection's reads to the loop's io_uring; returns whether it did.
+    @discardableResult
+    func readThroughRing(_ reader: BenchUringReader) -> Bool { connection?.readThroughRing(reader) ?? false }
+
     /// Whether the connection could not even start.
     var failedToStart: Bool { connection == nil && !closing }
 

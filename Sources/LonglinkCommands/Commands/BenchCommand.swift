@@ -75,6 +75,12 @@ public enum BenchCommand {
         OptionSpec("worker-index", valueName: "I", help: "internal: this process is worker I", configurable: false),
         OptionSpec("threads", default: "1", valueName: "N", help: "event-loop threads per load process", configurable: false),
         OptionSpec("window", default: "64", valueName: "N", help: "publishes in flight at most", configurable: false),
+        OptionSpec(
+            "reader",
+            valueName: "epoll|io_uring",
+            help: "fanout: how subscribers read (default io_uring where the kernel allows it, else epoll)",
+            configurable: false
+        ),
         OptionSpec("churn-rate", default: "200", valueName: "N", help: "churn: connections opened and closed per second", configurable: false),
         OptionSpec("rounds", default: "1", valueName: "N", help: "Longlink/Redis alternations with --against", configurable: false),
         OptionSpec(
@@ -248,6 +254,12 @@ public enum BenchCommand {
         case let other?: throw CommandLineError("--tls-max-version must be 1.2 or 1.3, got \(other)")
         }
         parameters.webSocketServer = options.string("ws-server")
+        if let text = options.string("reader") {
+            guard let reader = BenchReader(rawValue: text) else {
+                throw CommandLineError("--reader must be epoll or io_uring, got '\(text)'")
+            }
+            parameters.reader = reader
+        }
         do {
             try parameters.validate()
         } catch {
