@@ -110,11 +110,13 @@ final class BenchUringReader: SelectorHandler {
         completions.deallocate()
     }
 
-    /// The reader of `context`'s loop, created on first use (nil when the ring cannot be opened: use epoll).
+    /// The reader of `context`'s loop, created on first use (nil when the ring cannot be opened: use epoll);
+    /// `bufferCount` (a power of two) lets a test run it short of buffers.
     static func of(
         _ context: LoopContext,
         batch: UInt32 = defaultBatch,
-        maxWaitNanoseconds: Int64 = defaultMaxWaitNanoseconds
+        maxWaitNanoseconds: Int64 = defaultMaxWaitNanoseconds,
+        bufferCount: UInt32 = bufferCount
     ) -> BenchUringReader? {
         if let reader = context.attachment(BenchUringReader.self) { return reader }
         guard case .success(let ring) = open(entries: entries, bufferCount: bufferCount, bufferSize: bufferSize) else { return nil }

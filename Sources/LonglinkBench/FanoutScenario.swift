@@ -12,14 +12,16 @@ enum FanoutScenario {
         )
         let (reader, fallback) = try BenchReader.resolve(parameters.reader)
         runner.reader = reader
+        runner.readerBatch = UInt32(parameters.readerBatch)
+        runner.readerWaitNanoseconds = Int64((parameters.readerWait * 1e9).rounded())
         if let fallback {
             report.notes.append(fallback)
             context.control.progress("note: \(fallback)")
         } else if reader == .ioUring {
             report.notes.append(
                 "subscribers read through io_uring once subscribed (multishot receive, provided buffers, DEFER_TASKRUN; "
-                    + "each wake-up waits for \(BenchUringReader.defaultBatch) completions or "
-                    + "\(BenchUringReader.defaultMaxWaitNanoseconds / 1000) µs, so a delivery is timed up to that much late); "
+                    + "each wake-up waits for \(runner.readerBatch) completions or "
+                    + "\(runner.readerWaitNanoseconds / 1000) µs, so a delivery is timed up to that much late); "
                     + "plain TCP only, TLS and WebSocket subscribers keep epoll"
             )
         }

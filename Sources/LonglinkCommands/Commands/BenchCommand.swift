@@ -81,6 +81,14 @@ public enum BenchCommand {
             help: "fanout: how subscribers read (default io_uring where the kernel allows it, else epoll)",
             configurable: false
         ),
+        OptionSpec("reader-batch", default: "32", valueName: "K", help: "--reader io_uring: completions per wake-up", configurable: false),
+        OptionSpec(
+            "reader-wait",
+            default: "0.5ms",
+            valueName: "DURATION",
+            help: "--reader io_uring: longest wait for them (a delivery is timed at most this late)",
+            configurable: false
+        ),
         OptionSpec("churn-rate", default: "200", valueName: "N", help: "churn: connections opened and closed per second", configurable: false),
         OptionSpec("rounds", default: "1", valueName: "N", help: "Longlink/Redis alternations with --against", configurable: false),
         OptionSpec(
@@ -260,6 +268,8 @@ public enum BenchCommand {
             }
             parameters.reader = reader
         }
+        parameters.readerBatch = try options.int("reader-batch") ?? parameters.readerBatch
+        parameters.readerWait = try seconds("reader-wait", parameters.readerWait)
         do {
             try parameters.validate()
         } catch {
