@@ -48,8 +48,11 @@ protocol BenchRingReadable: AnyObject {
 ///
 /// How it fits the loop (LonglinkLoop knows nothing of it): the kernel writes the ring's eventfd, registered with
 /// the loop's epoll, when the first data waits, which wakes `epoll_wait`; the reader's before-sleep hook then
-/// submits what is queued (receives, cancels) and, if the eventfd fired, enters the ring waiting for `batch`
-/// completions or `maxWaitNanoseconds`, whichever comes first, and hands every completion to its connection.
+/// submits what is queued (receives, cancels) and, if the eventfd fired, enters the ring waiting for up to `batch`
+/// completions or `maxWaitNanoseconds`, whichever comes first, and hands every completion to its connection. The
+/// count adapts to the traffic (halved after a wait that timed out, one more after one that was met), since the
+/// publisher keeps only a window of publishes in flight and waits for their answers, which come through the ring
+/// too.
 /// While data keeps arriving the eventfd is readable again by then, so the loop's `epoll_wait` returns at once and
 /// the thread sleeps only in the ring's wait: one sleep per `batch` deliveries instead of one per ~5. The bound
 /// keeps the latency figures honest: a delivery is timed when the loop sees it, at most `maxWaitNanoseconds`
@@ -65,9 +68,11 @@ final class BenchUringReader: SelectorHandler {
         var userData: UInt64 { UInt64(generation) << 32 | UInt64(slot) }
     }
 
-    /// Completions to wait for per wake-up, and the longest wait for them.
+    /// Completions to wait for per wake-up at most, and the longest wait for them.
     let batch: UInt32
     let maxWaitNanoseconds: Int64
+    /// Completions the next wait asks for (adapts within 1…batch: see `beforeSleep`).
+    private(set) var target: UInt32
     private let ring: OpaquePointer
     private var registration: RegistrationID?
     private var readers: [(any BenchRingReadable)?] = []
@@ -87,6 +92,7 @@ final class BenchUringReader: SelectorHandler {
     private(set) var enters = 0
     private(set) var completionsHandled = 0
     private(set) var rearms = 0
+    private(set) var timeouts = 0
 
     /// Ring sizes: 4,096 submission slots (16,384 completions), 4,096 provided buffers of 4 KiB (16 MiB per loop).
     static let entries: UInt32 = 4096
@@ -94,12 +100,13 @@ final class BenchUringReader: SelectorHandler {
     static let bufferSize: UInt32 = 4096
     /// Defaults of `batch` and `maxWaitNanoseconds`.
     static let defaultBatch: UInt32 = 32
-    static let defaultMaxWaitNanoseconds: Int64 = 500_000
+    static let defaultMaxWaitNanoseconds: Int64 = 250_000
 
     private init(ring: OpaquePointer, context: LoopContext, batch: UInt32, maxWaitNanoseconds: Int64) {
         self.ring = ring
         self.context = context
         self.batch = max(1, batch)
+        self.target = max(1, batch)
         self.maxWaitNanoseconds = max(1_000, maxWaitNanoseconds)
         self.recorder = context.attachment(LoopRecorder.self)
         completions = .allocate(capacity: Self.completionCapacity)
@@ -236,7 +243,8 @@ final class BenchUringReader: SelectorHandler {
         signalled = false
         guard flowing || CLonglinkBenchUring_queued(ring) > 0 || CLonglinkBenchUring_hasTaskWork(ring) != 0 else { return }
         enters += 1
-        let result = CLonglinkBenchUring_enter(ring, flowing && attachedCount > 0 ? batch : 0, maxWaitNanoseconds)
+        let waitFor = flowing && attachedCount > 0 ? target : 0
+        let result = CLonglinkBenchUring_enter(ring, waitFor, maxWaitNanoseconds)
         if result < 0 && result != -ETIME && result != -EINTR && result != -EBUSY && result != -EAGAIN {
             // The ring itself failed (should not happen): every attached connection ends with the reason.
             let reason = "io_uring_enter: \(String(cString: strerror(-result)))"
@@ -247,21 +255,35 @@ final class BenchUringReader: SelectorHandler {
             }
             return
         }
-        reap()
+        let got = reap()
         recorder?.flushDeliveries()
+        // The publisher is a closed loop (a window of publishes in flight): a wait for more completions than can
+        // come before it answers them ends only at the timeout, a bubble in the pipeline. So the count adapts:
+        // halved (to half of what came) when a wait timed out, grown by one when it was met, within 1…batch.
+        if waitFor > 0 {
+            if result == -ETIME && got < Int(waitFor) {
+                target = max(1, UInt32(got / 2))
+                timeouts += 1
+            } else if target < batch {
+                target += 1
+            }
+        }
     }
 
     /// Hands every ready completion to its connection, recycles its buffer and re-arms a receive that ended
     /// without the connection ending (the kernel ran out of provided buffers).
-    private func reap() {
+    @discardableResult
+    private func reap() -> Int {
         let now = MonotonicClock.nanoseconds()
+        var total = 0
         let hasBuffer = CLonglinkBenchUring_completionHasBuffer()
         let hasMore = CLonglinkBenchUring_completionHasMore()
         let shift = CLonglinkBenchUring_bufferShift()
         while true {
             let count = Int(CLonglinkBenchUring_reap(ring, completions, UInt32(Self.completionCapacity)))
-            guard count > 0 else { return }
+            guard count > 0 else { return total }
             completionsHandled += count
+            total += count
             for index in 0..<count {
                 let completion = completions[index]
                 guard completion.userData != Self.cancelUserData else { continue }

@@ -161,8 +161,17 @@ struct FanoutRunner {
         let benchBefore = ProcessStats.read(pid: getpid())
         let sleepsBefore = ProcessStats.voluntarySwitches(pid: getpid())
         background?.start()
+        let publisherThroughRing = reader == .ioUring
+        let batch = readerBatch
+        let wait = readerWaitNanoseconds
         loops.loop(0).execute { context in
             guard let box = context.attachment(PublisherBox.self), let sink = box.sink else { return }
+            // With io_uring the publisher's answers come through the same ring as the deliveries: a wait for a
+            // batch counts them, and they are not held on epoll until the wait ends (which slowed the publisher).
+            if publisherThroughRing, let ring = BenchUringReader.of(context, batch: batch, maxWaitNanoseconds: wait) {
+                box.longlinkSink?.readThroughRing(ring)
+                box.redisSink?.readThroughRing(ring)
+            }
             let publisher = PacedPublisher(workload: workload, counters: counters, countsDeliveries: true, context: context)
             publisher.sink = sink
             box.use(publisher)

@@ -461,6 +461,10 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
 
     var isReady: Bool { connection?.isOpen ?? false }
 
+    /// Moves the connection's reads (the publish results) to the loop's io_uring; returns whether it did.
+    @discardableResult
+    func readThroughRing(_ reader: BenchUringReader) -> Bool { connection?.readThroughRing(reader) ?? false }
+
     func close() {
         let closing = connection
         connection = nil

@@ -127,6 +127,10 @@ final class RedisPublishSink: PublishSink, BenchRedisConnectionDelegate {
 
     var isReady: Bool { ready && (connection?.isOpen ?? false) }
 
+    /// Moves the connection's reads (the PUBLISH replies) to the loop's io_uring; returns whether it did.
+    @discardableResult
+    func readThroughRing(_ reader: BenchUringReader) -> Bool { connection?.readThroughRing(reader) ?? false }
+
     func close() {
         publisher = nil
         onReady = nil

@@ -83,10 +83,10 @@ public enum BenchCommand {
         ),
         OptionSpec("reader-batch", default: "32", valueName: "K", help: "--reader io_uring: completions per wake-up", configurable: false),
         OptionSpec(
-            "reader-wait",
-            default: "0.5ms",
-            valueName: "DURATION",
-            help: "--reader io_uring: longest wait for them (a delivery is timed at most this late)",
+            "reader-wait-us",
+            default: "250",
+            valueName: "µS",
+            help: "--reader io_uring: longest wait for them in µs (a delivery is timed at most this late)",
             configurable: false
         ),
         OptionSpec("churn-rate", default: "200", valueName: "N", help: "churn: connections opened and closed per second", configurable: false),
@@ -269,7 +269,7 @@ public enum BenchCommand {
             parameters.reader = reader
         }
         parameters.readerBatch = try options.int("reader-batch") ?? parameters.readerBatch
-        parameters.readerWait = try seconds("reader-wait", parameters.readerWait)
+        if let micros = try options.int("reader-wait-us") { parameters.readerWait = Double(micros) / 1e6 }
         do {
             try parameters.validate()
         } catch {
