@@ -83,6 +83,8 @@ final class BenchUringReader: SelectorHandler {
     private(set) var attachedCount = 0
     /// Whether the eventfd fired since the last hook (data is flowing: worth waiting for a batch).
     private var signalled = false
+    /// Whether `closeRing` ran (the loop finished).
+    private var closed = false
     private let completions: UnsafeMutablePointer<CLonglinkBenchUringCompletion>
     private static let completionCapacity = 512
     private static let cancelUserData = UInt64.max
@@ -113,8 +115,19 @@ final class BenchUringReader: SelectorHandler {
     }
 
     deinit {
-        CLonglinkBenchUring_close(ring)
+        if !closed { CLonglinkBenchUring_close(ring) }
         completions.deallocate()
+    }
+
+    /// When the loop finishes: closes the ring (the kernel cancels what is still armed) and lets go of every
+    /// connection and of the eventfd's registration, which hold the reader.
+    private func closeRing() {
+        guard !closed else { return }
+        closed = true
+        if let registration { context.deregister(registration) }
+        registration = nil
+        readers.removeAll()
+        CLonglinkBenchUring_close(ring)
     }
 
     /// The reader of `context`'s loop, created on first use (nil when the ring cannot be opened: use epoll);
@@ -134,7 +147,8 @@ final class BenchUringReader: SelectorHandler {
             return nil
         }
         context.attach(reader)
-        context.addBeforeSleep { reader.beforeSleep() }
+        context.addBeforeSleep { [unowned reader] in reader.beforeSleep() }
+        context.whenFinished { reader.closeRing() }
         return reader
     }
 
@@ -186,6 +200,7 @@ final class BenchUringReader: SelectorHandler {
 
     /// Starts reading `fd` for `reader` (the socket must be drained: bytes already read stay with the caller).
     func attach(fd: CInt, reader: any BenchRingReadable) -> Token {
+        precondition(!closed, "attach after the loop finished")
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -207,7 +222,8 @@ final class BenchUringReader: SelectorHandler {
     /// now: the pending request holds the socket until then). Nothing more reaches its reader.
     func detach(_ token: Token) {
         let slot = Int(token.slot)
-        guard token.isAttached, slot < readers.count, generations[slot] == token.generation, readers[slot] != nil else { return }
+        guard !closed, token.isAttached, slot < readers.count, generations[slot] == token.generation, readers[slot] != nil
+        else { return }
         release(slot: slot)
         while CLonglinkBenchUring_queueCancel(ring, token.userData, Self.cancelUserData) == -EBUSY { submitNow() }
     }
@@ -239,6 +255,7 @@ final class BenchUringReader: SelectorHandler {
 
     /// Before the loop sleeps: submit, wait for a batch when data is flowing, and hand out the completions.
     private func beforeSleep() {
+        guard !closed else { return }
         let flowing = signalled
         signalled = false
         guard flowing || CLonglinkBenchUring_queued(ring) > 0 || CLonglinkBenchUring_hasTaskWork(ring) != 0 else { return }
