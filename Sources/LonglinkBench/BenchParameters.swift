@@ -50,7 +50,8 @@ public struct BenchParameters: Sendable, Hashable {
     public var threads: Int
     /// Publishes in flight at most.
     public var window: Int
-    /// How fan-out subscribers read (`--reader`); nil: io_uring where the kernel allows it, else epoll.
+    /// How fan-out subscribers read (`--reader`); nil: io_uring where the kernel allows it for a fan-out as fast as
+    /// acknowledged (`--rate 0`), else epoll.
     public var reader: BenchReader?
     /// With io_uring: completions each wake-up waits for (`--reader-batch`), and the longest wait for them in
     /// seconds (`--reader-wait-us` in µs), which is also the most a delivery is timed late.

@@ -14,14 +14,17 @@ public enum BenchReader: String, Sendable, CaseIterable, CustomStringConvertible
 
     public var description: String { rawValue }
 
-    /// The reader to use: `requested`, or with nil the best this kernel allows. `probe` says why io_uring cannot be
-    /// used (nil: it can). Returns the reader and, when the default fell back to epoll, the message saying why;
-    /// throws when io_uring was asked for and is not available.
+    /// The reader to use: `requested`, or with nil the default: io_uring where this kernel allows it for a fan-out
+    /// as fast as acknowledged, epoll for a paced one (`paced`: at a fixed rate the ring's batching saved no CPU in
+    /// the measurements and would only time deliveries later). `probe` says why io_uring cannot be used (nil: it
+    /// can). Returns the reader and, when the default fell back to epoll for want of io_uring, the message saying
+    /// why; throws when io_uring was asked for and is not available.
     static func resolve(
         _ requested: BenchReader?,
+        paced: Bool = false,
         probe: () -> String? = BenchUringReader.unavailableReason
     ) throws(BenchError) -> (reader: BenchReader, note: String?) {
-        if requested == .epoll { return (.epoll, nil) }
+        if requested == .epoll || (requested == nil && paced) { return (.epoll, nil) }
         guard let reason = probe() else { return (.ioUring, nil) }
         if requested == .ioUring { throw BenchError("--reader io_uring: io_uring is not available here (\(reason)); use --reader epoll") }
         return (.epoll, "subscribers read with epoll: io_uring is not available here (\(reason))")

@@ -10,7 +10,7 @@ enum FanoutScenario {
             duration: parameters.durationLimit,
             timeout: parameters.timeoutLimit
         )
-        let (reader, fallback) = try BenchReader.resolve(parameters.reader)
+        let (reader, fallback) = try BenchReader.resolve(parameters.reader, paced: workload.rate > 0)
         runner.reader = reader
         runner.readerBatch = UInt32(parameters.readerBatch)
         runner.readerWaitNanoseconds = Int64((parameters.readerWait * 1e9).rounded())

@@ -215,6 +215,9 @@ struct BenchUringReaderTests {
         #expect(epoll.reader == .epoll && epoll.note == nil && !probed, "--reader epoll does not touch io_uring")
         let available = try BenchReader.resolve(nil) { nil }
         #expect(available.reader == .ioUring && available.note == nil)
+        let paced = try BenchReader.resolve(nil, paced: true) { nil }
+        #expect(paced.reader == .epoll && paced.note == nil, "a paced fan-out reads with epoll unless asked")
+        #expect(try BenchReader.resolve(.ioUring, paced: true) { nil }.reader == .ioUring)
     }
 
     @Test("this kernel's probe agrees with opening a loop's ring")

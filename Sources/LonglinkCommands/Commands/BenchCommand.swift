@@ -78,7 +78,7 @@ public enum BenchCommand {
         OptionSpec(
             "reader",
             valueName: "epoll|io_uring",
-            help: "fanout: how subscribers read (default io_uring where the kernel allows it, else epoll)",
+            help: "fanout: how subscribers read (default: io_uring where the kernel allows it with --rate 0, else epoll)",
             configurable: false
         ),
         OptionSpec("reader-batch", default: "32", valueName: "K", help: "--reader io_uring: completions per wake-up", configurable: false),
