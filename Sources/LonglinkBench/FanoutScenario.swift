@@ -20,7 +20,7 @@ enum FanoutScenario {
         } else if reader == .ioUring {
             report.notes.append(
                 "subscribers read through io_uring once subscribed (multishot receive, provided buffers, DEFER_TASKRUN; "
-                    + "each wake-up waits for \(runner.readerBatch) completions or "
+                    + "each wake-up waits for up to \(runner.readerBatch) completions, fewer when waits time out, or "
                     + "\(runner.readerWaitNanoseconds / 1000) µs, so a delivery is timed up to that much late); "
                     + "plain TCP only, TLS and WebSocket subscribers keep epoll"
             )
