@@ -40,6 +40,8 @@ let package = Package(
             path: "CShims/CLonglinkHiredis",
             linkerSettings: [.linkedLibrary("hiredis")]
         ),
+        // Tooling only: the load generator's io_uring reader on raw system calls (LonglinkBench imports it).
+        .target(name: "CLonglinkBenchUring", path: "CShims/CLonglinkBenchUring"),
 
         // MARK: Swift modules.
         .target(name: "LonglinkCore", path: "Sources/LonglinkCore", swiftSettings: swiftSettings),
@@ -83,7 +85,7 @@ let package = Package(
             name: "LonglinkBench",
             dependencies: [
                 "LonglinkCore", "LonglinkLoop", "LonglinkProtobuf", "LonglinkSQLite", "LonglinkStores", "LonglinkRedis",
-                "LonglinkOpenSSL", "LonglinkWebSocket", "LonglinkJSON",
+                "LonglinkOpenSSL", "LonglinkWebSocket", "LonglinkJSON", "CLonglinkBenchUring",
             ],
             path: "Sources/LonglinkBench",
             swiftSettings: swiftSettings

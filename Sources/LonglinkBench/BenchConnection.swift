@@ -51,6 +51,9 @@ final class BenchConnection: SelectorHandler {
     /// With TLS: the transport owning `fd`. nil: plain TCP on `fd`.
     private var transport: (any Transport)?
     private var registration: RegistrationID?
+    /// Plain TCP after `readThroughRing`: its place in the loop's `BenchUringReader`, which reads the socket
+    /// instead of epoll (the fd is registered with epoll again only while a write waits for room).
+    private var ringToken = BenchUringReader.Token.none
     private var state: State
     /// The loop's receive buffer (plain TCP).
     private let scratch: BenchReadScratch
@@ -130,6 +133,20 @@ final class BenchConnection: SelectorHandler {
     deinit {
         if state != .closed && transport == nil { Socket.close(fd) }  // a transport closes its fd in its own deinit
     }
+
+    /// Moves this connection's reads to the loop's io_uring `reader` (plain TCP and open only; returns whether it
+    /// did). Bytes already read stay in order: the ring receives only what the socket holds after this iteration.
+    func readThroughRing(_ reader: BenchUringReader) -> Bool {
+        guard transport == nil, state == .open, !ringToken.isAttached else { return false }
+        if let registration { context.deregister(registration) }
+        registration = nil
+        ringToken = reader.attach(fd: fd, reader: self)
+        if !outbound.isEmpty { setInterest([.read, .write]) }
+        return true
+    }
+
+    /// Whether the loop's io_uring reads this connection.
+    var readsThroughRing: Bool { ringToken.isAttached }
 
     /// Whether the handshake finished and the connection is usable.
     var isOpen: Bool { state == .open }
@@ -213,7 +230,8 @@ final class BenchConnection: SelectorHandler {
             if state != .closed { flush() }
             return
         }
-        if event.contains(.read) || !event.isDisjoint(with: [.readEOF, .reset, .error]) { readAvailable() }
+        // Through the ring, epoll only watches for room to write; the ring reports the socket's end.
+        if !ringToken.isAttached && (event.contains(.read) || !event.isDisjoint(with: [.readEOF, .reset, .error])) { readAvailable() }
         if state != .closed && event.contains(.write) { flush() }
     }
 
@@ -250,11 +268,26 @@ final class BenchConnection: SelectorHandler {
     }
 
     private func setInterest(_ interest: SelectorEvent) {
+        if ringToken.isAttached { return setRingWriteInterest(interest.contains(.write)) }
         guard let registration else { return }
         do {
             try context.reregister(registration, interest: interest)
         } catch {
             shutDown("epoll: \(error)")
+        }
+    }
+
+    /// Through the ring: registered with epoll for writability only while a write waits for room.
+    private func setRingWriteInterest(_ wantsWrite: Bool) {
+        if wantsWrite && registration == nil {
+            do {
+                registration = try context.register(fd: fd, interest: .write, handler: self)
+            } catch {
+                shutDown("epoll: \(error)")
+            }
+        } else if !wantsWrite, let registration {
+            context.deregister(registration)
+            self.registration = nil
         }
     }
 
@@ -403,6 +436,10 @@ final class BenchConnection: SelectorHandler {
         } else {
             Socket.close(fd)
         }
+        if ringToken.isAttached {
+            context.attachment(BenchUringReader.self)?.detach(ringToken)
+            ringToken = .none
+        }
         outbound.removeAll()
         staged = []
         leftover = []
@@ -423,6 +460,41 @@ final class BenchConnection: SelectorHandler {
             return underlying.function == step ? reason(underlying) : "\(step): \(reason(underlying))"
         }
         return error.kind == .protocolFailure ? "tls: \(error.reason)" : "\(step): \(error.reason)"
+    }
+}
+
+extension BenchConnection: BenchRingReadable {
+    /// Bytes the ring received: whole frames are handled in place in the ring's buffer, an incomplete last frame
+    /// is kept (as after a `read`); with a kept frame the two are joined in the loop's scratch first.
+    func ringDidReceive(_ bytes: UnsafeRawBufferPointer, at now: UInt64) {
+        guard state != .closed else { return }
+        receivedAt = now
+        let kept = leftover.count
+        var frames = bytes
+        if kept > 0 {
+            let total = kept + bytes.count
+            scratch.reserve(total)
+            let base = scratch.bytes.baseAddress!
+            leftover.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: kept) }
+            (base + kept).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            frames = UnsafeRawBufferPointer(start: base, count: total)
+        }
+        let consumed = handleFrames(frames)
+        guard state != .closed else { return }
+        if consumed < frames.count {
+            let tail = UnsafeRawBufferPointer(rebasing: frames[consumed...])
+            leftover = Array(tail)
+            leftoverNeed = Self.frameSize(tail) ?? 0
+        } else if kept > 0 {
+            leftover = []
+            leftoverNeed = 0
+        }
+    }
+
+    /// The ring's receive ended: the server closed, or the socket failed.
+    func ringDidEnd(error: String?) {
+        ringToken = .none
+        shutDown(error ?? "closed by server")
     }
 }
 

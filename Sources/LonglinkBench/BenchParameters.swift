@@ -50,6 +50,13 @@ public struct BenchParameters: Sendable, Hashable {
     public var threads: Int
     /// Publishes in flight at most.
     public var window: Int
+    /// How fan-out subscribers read (`--reader`); nil: io_uring where the kernel allows it for a fan-out as fast as
+    /// acknowledged (`--rate 0`), else epoll.
+    public var reader: BenchReader?
+    /// With io_uring: completions each wake-up waits for (`--reader-batch`), and the longest wait for them in
+    /// seconds (`--reader-wait-us` in µs), which is also the most a delivery is timed late.
+    public var readerBatch = Int(BenchUringReader.defaultBatch)
+    public var readerWait = Double(BenchUringReader.defaultMaxWaitNanoseconds) / 1e9
     /// Connections opened or closed per second (churn), or reconnect spread (storm).
     public var churnRate: Double
     /// Rounds of Longlink-then-Redis when comparing.
@@ -226,6 +233,8 @@ public struct BenchParameters: Sendable, Hashable {
         if let workerIndex, workerIndex < 0 || workerIndex >= 64 { throw BenchError("--worker-index must be 0…63") }
         guard threads >= 1, threads <= 64 else { throw BenchError("--threads must be 1…64") }
         guard window >= 1 else { throw BenchError("--window must be at least 1") }
+        guard readerBatch >= 1, readerBatch <= 4096 else { throw BenchError("--reader-batch must be 1…4096") }
+        guard readerWait >= 0.000_001, readerWait <= 0.1 else { throw BenchError("--reader-wait-us must be 1…100000") }
         guard rounds >= 1, rounds <= 20 else { throw BenchError("--rounds must be 1…20") }
         if publishServer != nil {
             guard scenario == .fanout else { throw BenchError("--publish-server applies to the fanout scenario only") }

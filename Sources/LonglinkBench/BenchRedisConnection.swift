@@ -24,6 +24,8 @@ final class BenchRedisConnection: SelectorHandler {
     private var delegate: (any BenchRedisConnectionDelegate)?
     private let fd: CInt
     private var registration: RegistrationID?
+    /// After `readThroughRing`: its place in the loop's `BenchUringReader` (see `BenchConnection`).
+    private var ringToken = BenchUringReader.Token.none
     private var state: State
     private let scratch: BenchReadScratch
     /// The bytes of an incomplete reply the last read ended in.
@@ -62,6 +64,30 @@ final class BenchRedisConnection: SelectorHandler {
     /// Whether the connection is up.
     var isOpen: Bool { state == .open }
 
+    /// Moves this connection's reads to the loop's io_uring `reader` (open only; returns whether it did).
+    func readThroughRing(_ reader: BenchUringReader) -> Bool {
+        guard state == .open, !ringToken.isAttached else { return false }
+        if let registration { context.deregister(registration) }
+        registration = nil
+        ringToken = reader.attach(fd: fd, reader: self)
+        if !outbound.isEmpty { setRingWriteInterest(true) }
+        return true
+    }
+
+    /// Through the ring: registered with epoll for writability only while a write waits for room.
+    private func setRingWriteInterest(_ wantsWrite: Bool) {
+        if wantsWrite && registration == nil {
+            do {
+                registration = try context.register(fd: fd, interest: .write, handler: self)
+            } catch {
+                shutDown("epoll: \(error)")
+            }
+        } else if !wantsWrite, let registration {
+            context.deregister(registration)
+            self.registration = nil
+        }
+    }
+
     /// Lets `body` append RESP commands; they go out at the end of this loop iteration.
     func send(encoding body: (inout [UInt8]) -> Void) {
         guard state != .closed else { return }
@@ -85,7 +111,8 @@ final class BenchRedisConnection: SelectorHandler {
             didConnect()
             return
         }
-        if event.contains(.read) || !event.isDisjoint(with: [.readEOF, .reset, .error]) { readAvailable() }
+        // Through the ring, epoll only watches for room to write; the ring reports the socket's end.
+        if !ringToken.isAttached && (event.contains(.read) || !event.isDisjoint(with: [.readEOF, .reset, .error])) { readAvailable() }
         if state == .open && event.contains(.write) { flush() }
     }
 
@@ -111,6 +138,7 @@ final class BenchRedisConnection: SelectorHandler {
                 return shutDown("write: \(BenchConnection.reason(error))")
             }
         }
+        if ringToken.isAttached { return setRingWriteInterest(!outbound.isEmpty) }
         guard let registration else { return }
         do {
             try context.reregister(registration, interest: outbound.isEmpty ? .read : [.read, .write])
@@ -169,6 +197,10 @@ final class BenchRedisConnection: SelectorHandler {
         state = .closed
         if let registration { context.deregister(registration) }
         registration = nil
+        if ringToken.isAttached {
+            context.attachment(BenchUringReader.self)?.detach(ringToken)
+            ringToken = .none
+        }
         Socket.close(fd)
         outbound.removeAll()
         staged = []
@@ -176,6 +208,37 @@ final class BenchRedisConnection: SelectorHandler {
         let delegate = self.delegate
         self.delegate = nil
         delegate?.redisConnectionDidClose(self, error: error)
+    }
+}
+
+extension BenchRedisConnection: BenchRingReadable {
+    /// Bytes the ring received: whole replies are handled in place, an incomplete last one is kept.
+    func ringDidReceive(_ bytes: UnsafeRawBufferPointer, at now: UInt64) {
+        guard state != .closed else { return }
+        receivedAt = now
+        let kept = leftover.count
+        var replies = bytes
+        if kept > 0 {
+            let total = kept + bytes.count
+            scratch.reserve(total)
+            let base = scratch.bytes.baseAddress!
+            leftover.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: kept) }
+            (base + kept).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            replies = UnsafeRawBufferPointer(start: base, count: total)
+        }
+        let consumed = handleReplies(replies)
+        guard state != .closed else { return }
+        if consumed < replies.count {
+            leftover = Array(UnsafeRawBufferPointer(rebasing: replies[consumed...]))
+        } else if kept > 0 {
+            leftover = []
+        }
+    }
+
+    /// The ring's receive ended: the server closed, or the socket failed.
+    func ringDidEnd(error: String?) {
+        ringToken = .none
+        shutDown(error ?? "closed by server")
     }
 }
 

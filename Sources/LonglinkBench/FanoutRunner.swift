@@ -85,6 +85,12 @@ struct FanoutRunner {
     /// Whether Longlink subscribers and the publisher reconnect by themselves when the server goes away, resuming
     /// and retrying unacknowledged publishes with their idempotency keys (storm --restart).
     var survivesRestarts = false
+    /// How subscribers read once subscribed: `.ioUring` moves each plain-TCP subscriber's socket to its loop's
+    /// `BenchUringReader` (the fan-out scenario; the others keep epoll).
+    var reader: BenchReader = .epoll
+    /// With `.ioUring`: completions per wake-up and the longest wait for them (see `BenchUringReader`).
+    var readerBatch = BenchUringReader.defaultBatch
+    var readerWaitNanoseconds = BenchUringReader.defaultMaxWaitNanoseconds
 
     /// Runs the workload against `system`; `serverPID` (when known) adds the server's CPU and memory figures.
     /// `publishTo` (Longlink only) sends the publisher to another node than the subscribers (cross-node fan-out).
@@ -153,9 +159,19 @@ struct FanoutRunner {
         // 3. Publish, sampling once a second.
         let statsBefore = serverPID.flatMap { ProcessStats.read(pid: $0) }
         let benchBefore = ProcessStats.read(pid: getpid())
+        let sleepsBefore = ProcessStats.voluntarySwitches(pid: getpid())
         background?.start()
+        let publisherThroughRing = reader == .ioUring
+        let batch = readerBatch
+        let wait = readerWaitNanoseconds
         loops.loop(0).execute { context in
             guard let box = context.attachment(PublisherBox.self), let sink = box.sink else { return }
+            // With io_uring the publisher's answers come through the same ring as the deliveries: a wait for a
+            // batch counts them, and they are not held on epoll until the wait ends (which slowed the publisher).
+            if publisherThroughRing, let ring = BenchUringReader.of(context, batch: batch, maxWaitNanoseconds: wait) {
+                box.longlinkSink?.readThroughRing(ring)
+                box.redisSink?.readThroughRing(ring)
+            }
             let publisher = PacedPublisher(workload: workload, counters: counters, countsDeliveries: true, context: context)
             publisher.sink = sink
             box.use(publisher)
@@ -186,6 +202,7 @@ struct FanoutRunner {
         }
         let statsAfter = serverPID.flatMap { ProcessStats.read(pid: $0) }
         let benchAfter = ProcessStats.read(pid: getpid())
+        let sleepsAfter = ProcessStats.voluntarySwitches(pid: getpid())
         sampler.sample()
 
         // 5. Figures.
@@ -236,6 +253,11 @@ struct FanoutRunner {
             run.figures.append(Figure("bench_user_us_per_delivery", (after.userSeconds - before.userSeconds) * perDelivery, "µs"))
             run.figures.append(Figure("bench_system_us_per_delivery", (after.systemSeconds - before.systemSeconds) * perDelivery, "µs"))
         }
+        if let before = sleepsBefore, let after = sleepsAfter, deliveries > 0 {
+            // How often the load generator's threads slept (each sleep and wake-up costs kernel time; the
+            // coordinating thread's 50 ms waits are a few per second of it).
+            run.figures.append(Figure("bench_sleeps_per_delivery", Double(after - before) / Double(deliveries)))
+        }
         run.figures += extraFigures?(counters) ?? []
         run.setLatency(histograms.total)
         run.connectLatency = histograms.connect.count > 0 ? LatencySummary(histograms.connect) : nil
@@ -247,6 +269,9 @@ struct FanoutRunner {
     private func openSubscribers(_ system: FanoutSystem, workload: FanoutWorkload, names: RouteNames, counters: BenchCounters) {
         let loopCount = loops.loops.count
         let survivesRestarts = self.survivesRestarts
+        let throughRing = reader == .ioUring
+        let batch = readerBatch
+        let wait = readerWaitNanoseconds
         for (position, loop) in loops.loops.enumerated() {
             let indices = Array(stride(from: position, to: workload.subscribers, by: loopCount))
             loop.execute { context in
@@ -263,7 +288,8 @@ struct FanoutRunner {
                             counters: counters
                         )
                         subscriber.reconnectsAfterLoss = survivesRestarts
-                        subscriber.onSubscribed = { _ in
+                        subscriber.onSubscribed = { subscriber in
+                            if throughRing, let ring = BenchUringReader.of(context, batch: batch, maxWaitNanoseconds: wait) { subscriber.readThroughRing(ring) }
                             counters.subscribed.add(1)
                             settled()
                         }
@@ -289,7 +315,8 @@ struct FanoutRunner {
                             context: context,
                             counters: counters
                         )
-                        subscriber.onSubscribed = { _ in
+                        subscriber.onSubscribed = { subscriber in
+                            if throughRing, let ring = BenchUringReader.of(context, batch: batch, maxWaitNanoseconds: wait) { subscriber.readThroughRing(ring) }
                             counters.subscribed.add(1)
                             settled()
                         }

@@ -4,12 +4,27 @@ enum FanoutScenario {
     static func run(_ context: ScenarioContext, into report: inout BenchReport) throws {
         let parameters = context.parameters
         let workload = parameters.workload
-        let runner = FanoutRunner(
+        var runner = FanoutRunner(
             loops: context.loops,
             control: context.control,
             duration: parameters.durationLimit,
             timeout: parameters.timeoutLimit
         )
+        let (reader, fallback) = try BenchReader.resolve(parameters.reader, paced: workload.rate > 0)
+        runner.reader = reader
+        runner.readerBatch = UInt32(parameters.readerBatch)
+        runner.readerWaitNanoseconds = Int64((parameters.readerWait * 1e9).rounded())
+        if let fallback {
+            report.notes.append(fallback)
+            context.control.progress("note: \(fallback)")
+        } else if reader == .ioUring {
+            report.notes.append(
+                "subscribers read through io_uring once subscribed (multishot receive, provided buffers, DEFER_TASKRUN; "
+                    + "each wake-up waits for up to \(runner.readerBatch) completions, fewer when waits time out, or "
+                    + "\(runner.readerWaitNanoseconds / 1000) µs, so a delivery is timed up to that much late); "
+                    + "plain TCP only, TLS and WebSocket subscribers keep epoll"
+            )
+        }
         var label = "fanout S=\(workload.subscribers) T=\(workload.routes) M=\(workload.messages) R=\(format(workload.rate)) P=\(workload.payload)"
         let publishTo = context.servers.publishGateway.map { node in
             var endpoint = context.endpoint

@@ -98,6 +98,10 @@ final class LonglinkSubscriber: BenchConnectionDelegate, BenchSubscriber {
         connection = nil
     }
 
+    /// Moves the connection's reads to the loop's io_uring (plain TCP only); returns whether it did.
+    @discardableResult
+    func readThroughRing(_ reader: BenchUringReader) -> Bool { connection?.readThroughRing(reader) ?? false }
+
     /// Cuts the connection with a reset, as a network loss would (storm).
     func cut() {
         isSubscribed = false
@@ -456,6 +460,10 @@ final class LonglinkPublishSink: PublishSink, BenchConnectionDelegate {
     }
 
     var isReady: Bool { connection?.isOpen ?? false }
+
+    /// Moves the connection's reads (the publish results) to the loop's io_uring; returns whether it did.
+    @discardableResult
+    func readThroughRing(_ reader: BenchUringReader) -> Bool { connection?.readThroughRing(reader) ?? false }
 
     func close() {
         let closing = connection

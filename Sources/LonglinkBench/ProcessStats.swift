@@ -33,6 +33,21 @@ public struct ProcessStats: Sendable, Hashable, Codable {
         return ProcessStats(residentBytes: resident, userSeconds: user / ticks, systemSeconds: system / ticks, openFiles: files)
     }
 
+    /// Voluntary context switches of every thread of `pid` so far (`voluntary_ctxt_switches` in each
+    /// `/proc/<pid>/task/<tid>/status`): how often its threads went to sleep waiting (in `epoll_wait`, `io_uring_enter`,
+    /// a lock); nil when unreadable.
+    public static func voluntarySwitches(pid: Int32) -> Int? {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+        var total = 0
+        for task in tasks {
+            guard let status = ProcFile.read("/proc/\(pid)/task/\(task)/status") else { continue }
+            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
+                total += Int(line.split(separator: "\t", omittingEmptySubsequences: true).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "") ?? 0
+            }
+        }
+        return total
+    }
+
     /// The soft open-file limit of this process.
     public static var openFileLimit: Int {
         var limit = rlimit()

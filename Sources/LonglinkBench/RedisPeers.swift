@@ -40,6 +40,10 @@ final class RedisSubscriber: BenchSubscriber, BenchRedisConnectionDelegate {
         connection?.close()
     }
 
+    /// Moves the connection's reads to the loop's io_uring; returns whether it did.
+    @discardableResult
+    func readThroughRing(_ reader: BenchUringReader) -> Bool { connection?.readThroughRing(reader) ?? false }
+
     /// Whether the connection could not even start.
     var failedToStart: Bool { connection == nil && !closing }
 
@@ -122,6 +126,10 @@ final class RedisPublishSink: PublishSink, BenchRedisConnectionDelegate {
     }
 
     var isReady: Bool { ready && (connection?.isOpen ?? false) }
+
+    /// Moves the connection's reads (the PUBLISH replies) to the loop's io_uring; returns whether it did.
+    @discardableResult
+    func readThroughRing(_ reader: BenchUringReader) -> Bool { connection?.readThroughRing(reader) ?? false }
 
     func close() {
         publisher = nil

@@ -40,6 +40,35 @@ extension BenchEndToEnd {
             #expect((report["targets"] as? [[String: Any]])?.isEmpty == false)
         }
 
+        @Test(
+            "fanout with each --reader: every delivery arrives once through io_uring as through epoll, and the report says which read",
+            arguments: ["io_uring", "epoll"]
+        )
+        func fanoutWithEachReader(reader: String) async throws {
+            let gateway = try TestGateway()
+            let redis = try RedisServer()
+            defer { redis.stop() }
+            let (code, report, io) = try await runBench([
+                "fanout", "--server", gateway.server, "--subscribers", "200", "--routes", "50", "--messages", "2000",
+                "--against", redis.url, "--duration", "20s", "--timeout", "20s", "--reader", reader,
+            ])
+            #expect(code == 0, "\(io.capturedErr)")
+            let all = runs(report)
+            #expect(all.map { $0["system"] as? String } == ["longlink", "redis"])
+            for run in all {
+                #expect(figure(run, "subscribed") == 200)
+                #expect(figure(run, "deliveries") == 8_000, "\(run["system"] ?? "")")
+                #expect(figure(run, "lost") == 0)
+                #expect(figure(run, "duplicates") == 0)
+                #expect(figure(run, "gaps") == 0)
+                let latency = try #require(run["latency"] as? [String: Any])
+                #expect(latency["count"] as? Int == 8_000)
+                #expect((run["failures"] as? [String: Any])?.isEmpty ?? true, "\(run["failures"] ?? "")")
+            }
+            let notes = report["notes"] as? [String] ?? []
+            #expect(notes.contains { $0.contains("through io_uring") } == (reader == "io_uring"), "\(notes)")
+        }
+
         @Test("a paced fanout respects --rate and stops at --messages")
         func pacedFanout() async throws {
             let gateway = try TestGateway()

@@ -75,6 +75,20 @@ public enum BenchCommand {
         OptionSpec("worker-index", valueName: "I", help: "internal: this process is worker I", configurable: false),
         OptionSpec("threads", default: "1", valueName: "N", help: "event-loop threads per load process", configurable: false),
         OptionSpec("window", default: "64", valueName: "N", help: "publishes in flight at most", configurable: false),
+        OptionSpec(
+            "reader",
+            valueName: "epoll|io_uring",
+            help: "fanout: how subscribers read (default: io_uring where the kernel allows it with --rate 0, else epoll)",
+            configurable: false
+        ),
+        OptionSpec("reader-batch", default: "32", valueName: "K", help: "--reader io_uring: completions per wake-up", configurable: false),
+        OptionSpec(
+            "reader-wait-us",
+            default: "250",
+            valueName: "µS",
+            help: "--reader io_uring: longest wait for them in µs (a delivery is timed at most this late)",
+            configurable: false
+        ),
         OptionSpec("churn-rate", default: "200", valueName: "N", help: "churn: connections opened and closed per second", configurable: false),
         OptionSpec("rounds", default: "1", valueName: "N", help: "Longlink/Redis alternations with --against", configurable: false),
         OptionSpec(
@@ -248,6 +262,14 @@ public enum BenchCommand {
         case let other?: throw CommandLineError("--tls-max-version must be 1.2 or 1.3, got \(other)")
         }
         parameters.webSocketServer = options.string("ws-server")
+        if let text = options.string("reader") {
+            guard let reader = BenchReader(rawValue: text) else {
+                throw CommandLineError("--reader must be epoll or io_uring, got '\(text)'")
+            }
+            parameters.reader = reader
+        }
+        parameters.readerBatch = try options.int("reader-batch") ?? parameters.readerBatch
+        if let micros = try options.int("reader-wait-us") { parameters.readerWait = Double(micros) / 1e6 }
         do {
             try parameters.validate()
         } catch {
