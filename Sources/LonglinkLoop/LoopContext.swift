@@ -14,7 +14,15 @@ public protocol SelectorHandler: AnyObject {
 public struct RegistrationID: Hashable, Sendable, CustomStringConvertible {
     /// The registered file descriptor.
     public let fd: CInt
-    let generation: UInt32
+    /// Never 0, so a holder may store 0 for "not registered" (a `Connection` keeps the generation alone and takes
+    /// the fd from its transport).
+    public let generation: UInt32
+
+    /// The ID of registration `generation` of `fd`, as `register` returned it.
+    public init(fd: CInt, generation: UInt32) {
+        self.fd = fd
+        self.generation = generation
+    }
 
     public var description: String { "fd \(fd)#\(generation)" }
 }
@@ -153,6 +161,16 @@ public final class LoopContext {
         event.formIntersection(registration.interest.union([.readEOF, .reset, .error]))
         guard !event.isEmpty else { return }
         registration.handler.handleEvent(event)
+    }
+
+    /// Registration slots, one per fd the process can open (fds `0..<registrationSlots`).
+    public var registrationSlots: Int { registrations.count }
+
+    /// The handler registered for `fd`, nil when none is. Housekeeping walks the slots with it instead of copying
+    /// its own list of connections on every sweep.
+    public func handler(of fd: Int) -> (any SelectorHandler)? {
+        guard fd >= 0, fd < registrations.count else { return nil }
+        return registrations[fd]?.handler
     }
 
     /// The current interest of a live registration, nil if `id` is not registered.

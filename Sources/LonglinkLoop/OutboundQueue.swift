@@ -20,8 +20,9 @@ public struct OutboundQueue: Sendable {
     /// 1 KiB of stack).
     public static let maxChunksPerWrite = 64
 
-    // The stored properties are ordered and sized so the queue stays 33 bytes, as before `spareReply` joined:
-    // every connection holds one, and idle memory per connection is a budget (issue 19).
+    // The stored properties are ordered and sized so the queue is 32 bytes (`tailIsPrivate` rides in the top bit
+    // of the head index): every connection holds one inline, and with a 33rd byte the `Connection` object fell in
+    // the next 16-byte malloc size class. Idle memory per connection is a budget (issue 19).
     private var chunks: [[UInt8]] = []
     /// The last private reply chunk, emptied with its storage kept, once everything was written: the next reply
     /// reuses it instead of allocating (a publisher gets one result per publish). Freed by
@@ -29,15 +30,25 @@ public struct OutboundQueue: Sendable {
     private var spareReply: [UInt8] = []
     /// Bytes queued and not yet written.
     public private(set) var queuedBytes = 0
-    private var storedHead: Int32 = 0
+    /// `head` in the low 31 bits, `tailIsPrivate` in the top bit.
+    private var storedHeadAndFlag: UInt32 = 0
     private var storedHeadOffset: Int32 = 0
+
+    private static let privateTailBit: UInt32 = 1 << 31
+
     /// Whether the last chunk is the queue's own (filled by `appendReply`), so more replies may be added to it.
-    private var tailIsPrivate = false
+    private var tailIsPrivate: Bool {
+        get { storedHeadAndFlag & Self.privateTailBit != 0 }
+        set { storedHeadAndFlag = newValue ? storedHeadAndFlag | Self.privateTailBit : storedHeadAndFlag & ~Self.privateTailBit }
+    }
 
     /// Index of the first chunk not yet fully written (at most `chunks.count`, far below 2³¹; a larger value traps).
     private var head: Int {
-        get { Int(storedHead) }
-        set { storedHead = Int32(newValue) }
+        get { Int(storedHeadAndFlag & ~Self.privateTailBit) }
+        set {
+            precondition(newValue < Int(Self.privateTailBit), "outbound queue head \(newValue) out of range")
+            storedHeadAndFlag = storedHeadAndFlag & Self.privateTailBit | UInt32(newValue)
+        }
     }
     /// Bytes of `chunks[head]` already written by an earlier short write (below a chunk's size, at most the
     /// outbound limit).

@@ -7,16 +7,19 @@ public import LonglinkCore
 public final class PlainTransport: Transport {
     private enum State { case connecting, open, closed }
 
+    // The small fields come first and share one 8-byte word: the object is 40 bytes (a 48-byte malloc block, not
+    // 64), and every connection holds one (idle memory per connection is a budget, issue 19).
+
     /// The socket; owned (closed by `close()`).
     public let fd: CInt
+    private var state: State
+    /// Set by `read`: it returned fewer bytes than the buffer had room for, so the socket is empty for now.
+    public private(set) var lastReadDrained = false
     /// Free space a read asks the buffer for when it has less than `minimumReadSize` free.
     public let readSize: Int
     /// Below this much free space the buffer grows by `readSize` before reading; above it, the read fills the space
     /// already there. Idle connections thus keep small buffers and busy ones grow (NIO's adaptive allocator, simply).
     public let minimumReadSize: Int
-    private var state: State
-    /// Set by `read`: it returned fewer bytes than the buffer had room for, so the socket is empty for now.
-    public private(set) var lastReadDrained = false
 
     /// Wraps a socket. `connecting: true` for a non-blocking connect still in progress.
     public init(fd: CInt, connecting: Bool = false, readSize: Int = 16 * 1024, minimumReadSize: Int = 1024) {

@@ -201,6 +201,36 @@ struct EndToEndTests {
         #expect(harness.running.gateway.counters.snapshot.connections == 100)
     }
 
+    @Test("a route's subscribers each get every record once while their list grows past and shrinks below its indexed size")
+    func subscriberListGrowsAndShrinks() async throws {
+        let harness = try GatewayHarness()
+        defer { harness.stop() }
+        var peers: [RawPeer] = []
+        for _ in 0..<60 {
+            let peer = try RawPeer(port: harness.port)
+            try peer.handshake()
+            _ = try peer.subscribe(route)
+            peers.append(peer)
+        }
+        // Leave in an order unlike the joins, down to a few per loop (the hub drops its positions there).
+        let leaving = peers.indices.filter { $0 % 10 != 3 }
+        for index in leaving.reversed() { peers[index].close() }
+        var staying = peers.indices.filter { $0 % 10 == 3 }.map { peers[$0] }
+        #expect(await eventually { harness.running.gateway.counters.snapshot.connections == staying.count })
+        let changes = taxiChanges("8812", count: 2)
+        try await harness.apply(changes[0])
+        for peer in staying { #expect(try peer.next(pushFrame)?.record.position.offset == 1) }
+        for _ in 0..<40 {
+            let peer = try RawPeer(port: harness.port)
+            try peer.handshake()
+            _ = try peer.subscribe(route)
+            staying.append(peer)
+        }
+        try await harness.apply(changes[1])
+        for peer in staying { #expect(try peer.next(pushFrame)?.record.position.offset == 2) }
+        for peer in staying { #expect(try peer.next(timeout: .milliseconds(20), pushFrame) == nil) }
+    }
+
     @Test("under the coalesce policy a stalled reader keeps only the newest record, marked skipped")
     func stalledReaderIsCoalesced() async throws {
         let harness = try GatewayHarness(outboundLimit: 32 * 1024, slowPolicy: .coalesce, socketSendBuffer: 16 * 1024)

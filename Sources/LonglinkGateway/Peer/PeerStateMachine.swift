@@ -26,43 +26,65 @@ public struct PeerStateMachine {
     }
 
     /// One subscription's delivery state.
+    /// (The 4-byte fields follow the 8-byte ones: 25 bytes, so the inline first entry of `SubscriptionTable`
+    /// leaves room for the peer's small fields after it.)
     struct Subscription {
         /// The last offset delivered (or covered by the snapshot); pushes at or below it are duplicates.
         var lastOffset: UInt64
-        /// The epoch of `lastOffset`.
-        var epoch: UInt32
         /// Records that arrived while the snapshot read was in flight; nil once active.
         var held: [OrderChangeRecord]?
+        /// The epoch of `lastOffset`.
+        var epoch: UInt32
         /// The request that opened it.
         var requestID: UInt32
         /// Join/leave events were asked for (`subscribe … presence_events`).
         var presenceEvents = false
     }
 
-    /// The current phase.
-    public private(set) var phase: Phase = .accepted
+    /// Publish token bucket: tokens now, and when it was last refilled (wall ms). A class so that peers that never
+    /// publish do not carry it; copied before a change when another copy of the peer shares it, so the peer stays
+    /// a value.
+    private final class PublishBucket {
+        var tokens: Double
+        var refilledMillis: UInt64
+
+        init(tokens: Double, refilledMillis: UInt64) {
+            self.tokens = tokens
+            self.refilledMillis = refilledMillis
+        }
+    }
+
+    // The stored properties are ordered so the small ones fill the padding after the larger ones (184 bytes
+    // instead of 232): every connection holds a peer, and idle memory per connection is a budget (issue 19).
+
     /// The server-side id of this connection.
     public let clientID: String
     /// Who is connected, once `connect` succeeded.
     public private(set) var principal: Principal?
+    /// The current phase.
+    public private(set) var phase: Phase = .accepted
+    private var warnedTokenExpiry = false
+    private var violations: UInt32 = 0
     /// Client software name and version from `connect`.
     public private(set) var clientName = ""
     private var subscriptions = SubscriptionTable<Subscription>()
-    private var violations = 0
+    private var storedPingIntervalMillis: UInt32
+    /// When the accept happened (in `accepted` and `handshake`: the handshake timeout counts from it), then when
+    /// the current token was accepted (connect or refresh: a token is warned about at most half its remaining
+    /// life before it expires, so a refresh with a short-lived token is not warned about again at once).
     private var acceptedAtMillis: UInt64
     private var lastInboundMillis: UInt64
     private var lastPingMillis: UInt64
-    /// This connection's ping interval: the default, or what the client asked for within the bounds.
-    public private(set) var pingIntervalMillis: UInt64
-    private var warnedTokenExpiry = false
-    /// When the current token was accepted (connect or refresh): a token is warned about at most half its remaining
-    /// life before it expires, so a refresh with a short-lived token is not warned about again at once.
-    private var tokenAcceptedAtMillis: UInt64 = 0
-    /// Publish token bucket: tokens now, and when it was last refilled (wall ms).
-    private var publishTokens: Double
-    private var publishRefilledMillis: UInt64
+    /// The publish token bucket, made at the first publish: most peers never publish, and keep 8 bytes for it.
+    private var publishBucket: PublishBucket?
     private let context: PeerContext
     private var settings: PeerSettings { context.settings }
+    /// This connection's ping interval: the default, or what the client asked for within the bounds (stored in 32
+    /// bits, as the `connected` frame carries it).
+    public private(set) var pingIntervalMillis: UInt64 {
+        get { UInt64(storedPingIntervalMillis) }
+        set { storedPingIntervalMillis = UInt32(clamping: newValue) }
+    }
     private var authorizer: any Authorizer { context.authorizer }
 
     /// A peer for a connection accepted at `nowMillis`.
@@ -77,9 +99,7 @@ public struct PeerStateMachine {
         self.acceptedAtMillis = nowMillis
         self.lastInboundMillis = nowMillis
         self.lastPingMillis = nowMillis
-        self.pingIntervalMillis = context.settings.pingIntervalMillis
-        self.publishTokens = Double(max(1, context.settings.publishBurst))
-        self.publishRefilledMillis = nowMillis
+        self.storedPingIntervalMillis = UInt32(clamping: context.settings.pingIntervalMillis)
     }
 
     /// Routes this peer is subscribed to (including those waiting for their snapshot).
@@ -173,7 +193,7 @@ public struct PeerStateMachine {
             return close(.invalidToken, "\(error)")
         }
         self.principal = principal
-        tokenAcceptedAtMillis = nowMillis
+        acceptedAtMillis = nowMillis  // from here on: when the token was accepted
         clientName = request.clientName
         phase = .active
         lastPingMillis = nowMillis
@@ -221,7 +241,7 @@ public struct PeerStateMachine {
             return refuse(request.requestID, .tooManySubscriptions, "at most \(settings.maxSubscriptions) subscriptions")
         }
         subscriptions[route] = Subscription(
-            lastOffset: 0, epoch: 0, held: [], requestID: request.requestID, presenceEvents: request.presenceEvents
+            lastOffset: 0, held: [], epoch: 0, requestID: request.requestID, presenceEvents: request.presenceEvents
         )
         return [.subscribe(route, since: request.since, requestID: request.requestID)]
     }
@@ -329,7 +349,7 @@ public struct PeerStateMachine {
                 return close(.invalidToken, "refresh token is for another user")
             }
             principal = refreshed
-            tokenAcceptedAtMillis = nowMillis
+            acceptedAtMillis = nowMillis
             warnedTokenExpiry = false
             return []
         } catch .expired {
@@ -470,7 +490,7 @@ public struct PeerStateMachine {
                 // The lead is the configured one, or half the token's life left when it was accepted if that is
                 // shorter: a client refreshing with tokens that live less than the lead is warned once per token,
                 // half-way, instead of on every tick (which made it ask its token provider in a tight loop).
-                let lead = min(settings.tokenWarningLeadMillis, (expiry &- min(expiry, tokenAcceptedAtMillis)) / 2)
+                let lead = min(settings.tokenWarningLeadMillis, (expiry &- min(expiry, acceptedAtMillis)) / 2)
                 if !warnedTokenExpiry && nowMillis + lead >= expiry {
                     warnedTokenExpiry = true
                     return [.send(.tokenExpiring(TokenExpiring(expiresAtMillis: expiry)))]
@@ -526,20 +546,29 @@ public struct PeerStateMachine {
     }
 
     /// Refills the publish bucket for the time since the last publish and takes one token; false when empty.
+    /// The bucket starts full at the first publish: the same as a bucket made full at the accept, since refilling
+    /// never takes it past the burst.
     private mutating func takePublishToken(nowMillis: UInt64) -> Bool {
         guard settings.publishesPerSecond > 0 else { return true }
-        let elapsed = Double(nowMillis &- publishRefilledMillis) / 1000
-        if nowMillis > publishRefilledMillis {
-            publishTokens = min(Double(max(1, settings.publishBurst)), publishTokens + elapsed * Double(settings.publishesPerSecond))
-            publishRefilledMillis = nowMillis
+        let burst = Double(max(1, settings.publishBurst))
+        if publishBucket == nil {
+            publishBucket = PublishBucket(tokens: burst, refilledMillis: nowMillis)
+        } else if !isKnownUniquelyReferenced(&publishBucket) {
+            publishBucket = PublishBucket(tokens: publishBucket!.tokens, refilledMillis: publishBucket!.refilledMillis)
         }
-        guard publishTokens >= 1 else { return false }
-        publishTokens -= 1
+        let bucket = publishBucket!
+        let elapsed = Double(nowMillis &- bucket.refilledMillis) / 1000
+        if nowMillis > bucket.refilledMillis {
+            bucket.tokens = min(burst, bucket.tokens + elapsed * Double(settings.publishesPerSecond))
+            bucket.refilledMillis = nowMillis
+        }
+        guard bucket.tokens >= 1 else { return false }
+        bucket.tokens -= 1
         return true
     }
 
     private mutating func violation(_ requestID: UInt32, _ code: ErrorCode, _ message: String) -> [PeerAction] {
-        violations += 1
+        if violations < .max { violations += 1 }
         if violations >= settings.maxViolations {
             return refuse(requestID, code, message) + close(.forbidden, "\(violations) permission violations")
         }

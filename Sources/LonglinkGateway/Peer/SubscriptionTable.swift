@@ -5,8 +5,10 @@ import LonglinkCore
 /// entries beats hashing. Memory per idle connection is what a gateway node scales on. Capped by
 /// `PeerSettings.maxSubscriptions`.
 struct SubscriptionTable<Value> {
-    private var first: (route: Route, value: Value)?
+    // `rest` comes first so the table ends with the inline entry's last field: what follows it in the peer
+    // (small fields) packs into that entry's tail instead of starting at the next 8 bytes.
     private var rest: [(route: Route, value: Value)] = []
+    private var first: (route: Route, value: Value)?
 
     var count: Int { (first == nil ? 0 : 1) + rest.count }
     var isEmpty: Bool { first == nil }

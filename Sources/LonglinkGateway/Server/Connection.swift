@@ -14,46 +14,67 @@ import Synchronization
 /// a frame that would take the queue past it cuts the connection with `slow`, and a peer that pipelines
 /// requests without reading the answers stops being read while its queue is past the high-water mark.
 final class Connection: SelectorHandler {
+    // The stored properties are ordered and sized so the object is 344 bytes, a 352-byte malloc block (it was
+    // 432, a 448-byte block): the registration is its generation alone (the fd is the transport's), the one-byte
+    // flags and the 32-bit publish count share one 8-byte word after it, and the 32-byte outbound queue comes last.
+    // Idle memory per connection is a budget (issue 19): mind the order when adding a field.
+
     /// Process-unique id: a per-loop serial number times 64 plus the loop id, so it stays small.
     let id: UInt64
-    /// The server's id for this client, as sent in `connected` (`c` + id: short enough to be stored inline).
-    var clientID: String { peer.clientID }
-    /// The peer's address, for inspection and logs (asked of the kernel when needed, not stored).
-    var remoteAddress: String { (try? Socket.peerAddress(transport.fd).description) ?? "unknown" }
-    /// The peer's IP address alone (the per-address admission key; an IPv4 text fits inline, no allocation).
-    let sourceAddress: String
-    /// Waiting for the next iteration's handshake budget (registered with no interest meanwhile).
-    var handshakeDeferred = false
     unowned let owner: LoopGateway
     let transport: any Transport
-    var registration: RegistrationID?
-    var peer: PeerStateMachine
-    private var inbound = ByteBuffer()
-    var outbound = OutboundQueue()
+    /// The peer's IP address alone (the per-address admission key; an IPv4 text fits inline, no allocation).
+    let sourceAddress: String
+    /// The loop registration's generation; 0 while not registered (a registration's is never 0).
+    private var registrationGeneration: UInt32 = 0
+    /// Waiting for the next iteration's handshake budget (registered with no interest meanwhile).
+    var handshakeDeferred = false
     /// Whether the connection is in the loop's pending-flush list.
     var flushScheduled = false
     /// Close once the outbound queue is flushed (a disconnect frame is queued).
     private var closeAfterFlush = false
     private(set) var isClosed = false
-    /// The interest last registered by `updateInterest` (nil before its first call): a flush that leaves the
-    /// interest as it was makes no `reregister` call. Two bytes in what was padding before `coalesced`.
-    private var registeredInterest: SelectorEvent?
-    /// Under the `coalesce` policy: the latest record per route held back while the queue is over the limit.
-    private var coalesced: [Route: OrderChangeRecord] = [:]
-    /// Whether the transport is TLS (for inspection and the per-transport connection gauge).
-    var isTLS = false
+    /// The interest last registered by `updateInterest` (`noInterestRegistered` before its first call): a flush
+    /// that leaves the interest as it was makes no `reregister` call. One byte, among the flags.
+    private var registeredInterest = Connection.noInterestRegistered
     /// The transport's name in the admin list and the connection gauge (`tcp`, `tls`, `ws`, `wss`).
     var transportName = TransportName.tcp
-    /// Monotonic ms of the last inbound byte (or of the accept), for inspection.
-    private(set) var lastActivityMillis: UInt64 = 0
     /// Back-pressure: frames are neither read nor processed until the queue drains (see `Connection+Backpressure`).
     var readsPaused = false
     /// A loop-local job will resume the paused reads.
     var resumeScheduled = false
+    private var storedPendingPublishes: Int32 = 0
+    var peer: PeerStateMachine
+    private var inbound = ByteBuffer()
+    /// Under the `coalesce` policy: the latest record per route held back while the queue is over the limit.
+    private var coalesced: [Route: OrderChangeRecord] = [:]
+    /// Monotonic ms of the last inbound byte (or of the accept), for inspection.
+    private(set) var lastActivityMillis: UInt64 = 0
     /// Monotonic ms when the peer last took bytes from the queue, or when reads paused (the stall check).
     var lastDrainMillis: UInt64 = 0
-    /// Publishes handed to the Store and not answered yet (their answers will be queued).
-    var pendingPublishes = 0
+    var outbound = OutboundQueue()
+    /// The loop registration, nil while not registered.
+    var registration: RegistrationID? {
+        get { registrationGeneration == 0 ? nil : RegistrationID(fd: transport.fd, generation: registrationGeneration) }
+        set {
+            precondition(newValue.map { $0.fd == transport.fd && $0.generation != 0 } ?? true, "registration of another fd")
+            registrationGeneration = newValue?.generation ?? 0
+        }
+    }
+    /// Whether the transport is TLS (for inspection): its name says it, so no byte of its own is stored.
+    var isTLS: Bool { transportName == .tls || transportName == .wss }
+    /// No interest was registered yet (a value `updateInterest` never computes: every bit set).
+    private static let noInterestRegistered = SelectorEvent(rawValue: 0xFF)
+    /// The server's id for this client, as sent in `connected` (`c` + id: short enough to be stored inline).
+    var clientID: String { peer.clientID }
+    /// The peer's address, for inspection and logs (asked of the kernel when needed, not stored).
+    var remoteAddress: String { (try? Socket.peerAddress(transport.fd).description) ?? "unknown" }
+    /// Publishes handed to the Store and not answered yet (their answers will be queued); at most
+    /// `LoopGateway.maxPendingPublishes`, stored in 32 bits.
+    var pendingPublishes: Int {
+        get { Int(storedPendingPublishes) }
+        set { storedPendingPublishes = Int32(newValue) }
+    }
 
     init(id: UInt64, sourceAddress: String, transport: any Transport, owner: LoopGateway, nowMillis: UInt64) {
         self.id = id

@@ -10,28 +10,47 @@ import LonglinkCore
 /// Routes are keyed by their parts (`RouteKey`), so a record finds its subscribers without building its route's
 /// text; each entry keeps the subscribed `Route` to hand to its connections.
 final class Hub {
-    /// The connections subscribed to one route with more than one subscriber.
+    /// The connections subscribed to one route with more than one subscriber. A few are searched linearly (most
+    /// routes have a handful of subscribers, and a dictionary of positions cost more than the list: idle memory
+    /// per connection is a budget, issue 19); past `indexedAbove` a dictionary of positions keeps removal O(1),
+    /// so a broadcast route survives a mass disconnect.
     final class Subscribers {
         private(set) var connections: [Connection] = []
-        private var indexes: [ObjectIdentifier: Int] = [:]
+        /// Positions in `connections`, kept only while there are more than `indexedAbove`.
+        private var indexes: [ObjectIdentifier: Int]?
+
+        static let indexedAbove = 16
 
         var count: Int { connections.count }
 
         func add(_ connection: Connection) {
-            let key = ObjectIdentifier(connection)
-            guard indexes[key] == nil else { return }
-            indexes[key] = connections.count
+            guard position(of: connection) == nil else { return }
             connections.append(connection)
+            if indexes != nil {
+                indexes![ObjectIdentifier(connection)] = connections.count - 1
+            } else if connections.count > Self.indexedAbove {
+                var built: [ObjectIdentifier: Int] = [:]
+                built.reserveCapacity(connections.count)
+                for (index, each) in connections.enumerated() { built[ObjectIdentifier(each)] = index }
+                indexes = built
+            }
         }
 
         func remove(_ connection: Connection) -> Bool {
-            guard let index = indexes.removeValue(forKey: ObjectIdentifier(connection)) else { return false }
+            guard let index = position(of: connection) else { return false }
+            indexes?[ObjectIdentifier(connection)] = nil
             let last = connections.removeLast()
             if index < connections.count {
                 connections[index] = last
-                indexes[ObjectIdentifier(last)] = index
+                indexes?[ObjectIdentifier(last)] = index
             }
+            if connections.count <= Self.indexedAbove / 2 { indexes = nil }
             return true
+        }
+
+        private func position(of connection: Connection) -> Int? {
+            if let indexes { return indexes[ObjectIdentifier(connection)] }
+            return connections.firstIndex { $0 === connection }
         }
     }
 
