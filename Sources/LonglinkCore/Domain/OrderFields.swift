@@ -44,6 +44,12 @@ public struct OrderFields: Hashable, Sendable {
         @usableFromInline var cancellationReason: String? = nil
         @usableFromInline var payload: [UInt8] = []
         @usableFromInline var toggle: ToggleValue? = nil
+
+        /// No field set (what `== Storage()` says, without building and comparing a second value).
+        var isEmpty: Bool {
+            driverID == nil && etaSeconds == nil && location == nil && cancellationReason == nil && payload.isEmpty
+                && toggle == nil
+        }
     }
 
     @usableFromInline var box: ValueBox<Storage>?
@@ -98,7 +104,7 @@ public struct OrderFields: Hashable, Sendable {
             payload: payload,
             toggle: toggle
         )
-        box = storage == Storage() ? nil : ValueBox(storage)
+        box = storage.isEmpty ? nil : ValueBox(storage)
     }
 
     /// No field set.
@@ -110,7 +116,7 @@ public struct OrderFields: Hashable, Sendable {
     private mutating func update(_ change: (inout Storage) -> Void) {
         var value = box?.value ?? Storage()
         change(&value)
-        box = value == Storage() ? nil : ValueBox(value)
+        box = value.isEmpty ? nil : ValueBox(value)
     }
 
     public static func == (lhs: OrderFields, rhs: OrderFields) -> Bool {

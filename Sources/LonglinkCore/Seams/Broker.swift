@@ -44,7 +44,9 @@ extension Broker {
 }
 
 /// Receives records from a broker (on the broker's thread); implementations hop to event loops via their inbox.
-public protocol BrokerDelivery: Sendable {
+/// Class-bound: a broker keeps the receiver and hands it out per batch, which is then one retain, not an existential
+/// copy.
+public protocol BrokerDelivery: AnyObject, Sendable {
     /// One record for a route this node subscribed to.
     func brokerDidDeliver(_ record: OrderChangeRecord)
     /// Several records for routes this node subscribed to, in publish order (one batch: a delivery that hops to

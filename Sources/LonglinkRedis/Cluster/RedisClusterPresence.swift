@@ -168,6 +168,6 @@ private final class RemoteEventHandler: Sendable {
 }
 
 /// The event broker carries no records.
-private struct NoRecords: BrokerDelivery {
+private final class NoRecords: BrokerDelivery {
     func brokerDidDeliver(_ record: OrderChangeRecord) {}
 }
