@@ -46,6 +46,8 @@ public final class LoopContext {
     /// The epoll loop's timerfd; nil on the poll loop, whose timers ride on the poll timeout.
     let timerFD: TimerFD?
     private var registrations: [Registration?]
+    /// One past the highest fd ever registered: housekeeping walks the slots below it, not all of them.
+    private var registeredFDLimit = 0
     private var nextGeneration: UInt32 = 1
     var timers = TimerHeap()
     /// The deadline the timerfd is armed for, nil when it is disarmed or has fired.
@@ -110,6 +112,7 @@ public final class LoopContext {
         nextGeneration = nextGeneration == UInt32.max ? 1 : nextGeneration + 1
         try selector.add(fd: fd, interest: interest, generation: generation)
         registrations[Int(fd)] = Registration(generation: generation, interest: interest, handler: handler)
+        registeredFDLimit = max(registeredFDLimit, Int(fd) + 1)
         return RegistrationID(fd: fd, generation: generation)
     }
 
@@ -163,8 +166,9 @@ public final class LoopContext {
         registration.handler.handleEvent(event)
     }
 
-    /// Registration slots, one per fd the process can open (fds `0..<registrationSlots`).
-    public var registrationSlots: Int { registrations.count }
+    /// The registration slots worth walking: fds `0..<registrationSlots` (one past the highest fd ever registered;
+    /// the table itself has a slot per fd the process can open).
+    public var registrationSlots: Int { registeredFDLimit }
 
     /// The handler registered for `fd`, nil when none is. Housekeeping walks the slots with it instead of copying
     /// its own list of connections on every sweep.
