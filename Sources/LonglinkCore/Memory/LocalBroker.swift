@@ -11,14 +11,14 @@ public final class LocalBroker: Broker {
     private struct State {
         var handler: (any BrokerDelivery)?
         /// Subscriptions per route, keyed by the route's parts, so a record is looked up without building its
-        /// route's text (and without hashing it: `RouteKeyMap` probes by the order id's stored hash).
-        var routes = RouteKeyMap<Int>()
+        /// route's text.
+        var routes: [RouteKey: Int] = [:]
         /// Line-wide routes subscribed (`order://taxi/*`): a record of one of their lines is wanted too.
         var lineRoutes = 0
         var running = false
 
         func wants(_ key: RouteKey) -> Bool {
-            routes.contains(key) || (lineRoutes > 0 && routes.contains(key.lineWide))
+            routes[key] != nil || (lineRoutes > 0 && routes[key.lineWide] != nil)
         }
     }
 
@@ -37,9 +37,8 @@ public final class LocalBroker: Broker {
         let running = state.withLock { state in
             for route in routes {
                 let key = RouteKey(route)
-                let count = (state.routes[key] ?? 0) + 1
-                state.routes[key] = count
-                if key.isLineWide && count == 1 { state.lineRoutes += 1 }
+                state.routes[key, default: 0] += 1
+                if key.isLineWide && state.routes[key] == 1 { state.lineRoutes += 1 }
             }
             return state.running
         }

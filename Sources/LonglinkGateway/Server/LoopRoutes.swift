@@ -11,7 +11,7 @@ import Synchronization
 final class LoopRoutes: Sendable {
     /// Loop masks by route; line-wide routes (`order://taxi/*`) are in it under their line-wide key.
     private struct State {
-        var masks = RouteKeyMap<UInt64>()
+        var masks: [RouteKey: UInt64] = [:]
         /// Line-wide routes in `masks`: while 0, a record is looked up once.
         var lineWide = 0
     }
