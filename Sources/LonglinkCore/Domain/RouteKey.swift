@@ -50,4 +50,13 @@ public struct RouteKey: Hashable, Sendable {
 
     /// The order id's hash alone: keys that differ only in line or kind are rare and told apart by `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(id.textHash) }
+
+    /// A 64-bit digest of the kind, the line and the id: equal keys have equal digests, and different keys share one
+    /// only by a 64-bit collision. For tables that answer "may someone want this?" (a superset is fine there: the
+    /// hub decides who gets a push) and must stay small: a digest takes 8 bytes where a key takes 56.
+    public var filterDigest: UInt64 {
+        var digest = id.textHash ^ (IdentifierHash.hash(line.name) &* 0x9E37_79B9_7F4A_7C15)
+        if kind.scheme != RouteKind.order.scheme { digest ^= IdentifierHash.hash(kind.scheme) &* 0xC2B2_AE3D_27D4_EB4F }
+        return digest
+    }
 }

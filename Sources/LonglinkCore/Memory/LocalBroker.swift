@@ -6,19 +6,22 @@ import Synchronization
 ///
 /// Subscriptions are reference-counted so the contract matches a networked broker (a node asks for a route
 /// once, however many local clients hold it); delivery filters on them, so a record nobody on this node
-/// subscribed to is not handed over at all.
+/// subscribed to is not handed over at all. The counts are kept by each route's `RouteKey.filterDigest` (8 bytes
+/// a route instead of a 56-byte key: this table holds every route of the node, and memory per connection is a
+/// budget); two routes would share a count only by a 64-bit collision, and then a record of the other would be
+/// handed over too, which the gateway's hub drops.
 public final class LocalBroker: Broker {
     private struct State {
         var handler: (any BrokerDelivery)?
-        /// Subscriptions per route, keyed by the route's parts, so a record is looked up without building its
-        /// route's text.
-        var routes: [RouteKey: Int] = [:]
+        /// Subscriptions per route, keyed by the digest of the route's parts, so a record is looked up without
+        /// building its route's text.
+        var routes: [UInt64: Int] = [:]
         /// Line-wide routes subscribed (`order://taxi/*`): a record of one of their lines is wanted too.
         var lineRoutes = 0
         var running = false
 
         func wants(_ key: RouteKey) -> Bool {
-            routes[key] != nil || (lineRoutes > 0 && routes[key.lineWide] != nil)
+            routes[key.filterDigest] != nil || (lineRoutes > 0 && routes[key.lineWide.filterDigest] != nil)
         }
     }
 
@@ -37,8 +40,9 @@ public final class LocalBroker: Broker {
         let running = state.withLock { state in
             for route in routes {
                 let key = RouteKey(route)
-                state.routes[key, default: 0] += 1
-                if key.isLineWide && state.routes[key] == 1 { state.lineRoutes += 1 }
+                let count = (state.routes[key.filterDigest] ?? 0) + 1
+                state.routes[key.filterDigest] = count
+                if key.isLineWide && count == 1 { state.lineRoutes += 1 }
             }
             return state.running
         }
@@ -49,8 +53,8 @@ public final class LocalBroker: Broker {
         state.withLock { state in
             for route in routes {
                 let key = RouteKey(route)
-                guard let count = state.routes[key] else { continue }
-                state.routes[key] = count > 1 ? count - 1 : nil
+                guard let count = state.routes[key.filterDigest] else { continue }
+                state.routes[key.filterDigest] = count > 1 ? count - 1 : nil
                 if key.isLineWide && count == 1 { state.lineRoutes -= 1 }
             }
         }

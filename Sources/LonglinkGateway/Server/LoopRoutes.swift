@@ -6,12 +6,15 @@ import Synchronization
 /// A loop adds its bit for a route when the route gets its first subscriber on that loop, before it asks the broker
 /// for the route and before it reads the subscriber's snapshot, and removes it when the route's last subscriber on
 /// that loop leaves: every record committed after a snapshot read finds the bit (the table's lock orders the two),
-/// so snapshot-then-pushes keeps its no-gap promise. Keyed by `RouteKey` (no route text per record). Loops beyond
+/// so snapshot-then-pushes keeps its no-gap promise. Keyed by `RouteKey.filterDigest` (no route text per record, 8
+/// bytes a route instead of a 56-byte key: memory per connection is a budget). Two routes share a digest only by a
+/// 64-bit collision; while both were held on a loop, the last subscriber of one leaving would clear the loop's bit
+/// for the other too. Loops beyond
 /// the 64th are not tracked: with more loops than that, every loop gets every batch, as before.
 final class LoopRoutes: Sendable {
     /// Loop masks by route; line-wide routes (`order://taxi/*`) are in it under their line-wide key.
     private struct State {
-        var masks: [RouteKey: UInt64] = [:]
+        var masks: [UInt64: UInt64] = [:]
         /// Line-wide routes in `masks`: while 0, a record is looked up once.
         var lineWide = 0
     }
@@ -27,9 +30,9 @@ final class LoopRoutes: Sendable {
         guard tracks else { return }
         let key = RouteKey(route)
         state.withLock { state in
-            let old = state.masks[key] ?? 0
+            let old = state.masks[key.filterDigest] ?? 0
             if old == 0 && key.isLineWide { state.lineWide += 1 }
-            state.masks[key] = old | (1 << UInt64(loop))
+            state.masks[key.filterDigest] = old | (1 << UInt64(loop))
         }
     }
 
@@ -38,13 +41,13 @@ final class LoopRoutes: Sendable {
         guard tracks else { return }
         let key = RouteKey(route)
         state.withLock { state in
-            guard let old = state.masks[key] else { return }
+            guard let old = state.masks[key.filterDigest] else { return }
             let mask = old & ~(1 << UInt64(loop))
             if mask == 0 {
-                state.masks[key] = nil
+                state.masks[key.filterDigest] = nil
                 if key.isLineWide { state.lineWide -= 1 }
             } else {
-                state.masks[key] = mask
+                state.masks[key.filterDigest] = mask
             }
         }
     }
@@ -54,8 +57,8 @@ final class LoopRoutes: Sendable {
         state.withLock { state in
             for record in records {
                 let key = RouteKey(record)
-                var mask = state.masks[key] ?? 0
-                if state.lineWide > 0 { mask |= state.masks[key.lineWide] ?? 0 }
+                var mask = state.masks[key.filterDigest] ?? 0
+                if state.lineWide > 0 { mask |= state.masks[key.lineWide.filterDigest] ?? 0 }
                 masks.append(mask)
             }
         }
