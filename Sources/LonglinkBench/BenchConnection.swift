@@ -471,14 +471,7 @@ extension BenchConnection: BenchRingReadable {
         receivedAt = now
         let kept = leftover.count
         var frames = bytes
-        if kept > 0 {
-            let total = kept + bytes.count
-            scratch.reserve(total)
-            let base = scratch.bytes.baseAddress!
-            leftover.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: kept) }
-            (base + kept).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-            frames = UnsafeRawBufferPointer(start: base, count: total)
-        }
+        if kept > 0 { frames = scratch.join(leftover, bytes) }
         let consumed = handleFrames(frames)
         guard state != .closed else { return }
         if consumed < frames.count {

@@ -20,6 +20,17 @@ final class BenchReadScratch {
         bytes = .allocate(byteCount: capacity, alignment: 16)
     }
 
+    /// `kept` (an incomplete frame from the last receive) followed by `bytes`, joined at the start of the buffer
+    /// (grown if need be): the frame whole again, with whatever followed it.
+    func join(_ kept: [UInt8], _ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let total = kept.count + bytes.count
+        reserve(total)
+        let base = self.bytes.baseAddress!
+        kept.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: kept.count) }
+        (base + kept.count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        return UnsafeRawBufferPointer(start: base, count: total)
+    }
+
     /// The scratch of `context`'s loop, created on first use.
     static func of(_ context: LoopContext) -> BenchReadScratch {
         if let scratch = context.attachment(BenchReadScratch.self) { return scratch }

@@ -218,14 +218,7 @@ extension BenchRedisConnection: BenchRingReadable {
         receivedAt = now
         let kept = leftover.count
         var replies = bytes
-        if kept > 0 {
-            let total = kept + bytes.count
-            scratch.reserve(total)
-            let base = scratch.bytes.baseAddress!
-            leftover.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: kept) }
-            (base + kept).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-            replies = UnsafeRawBufferPointer(start: base, count: total)
-        }
+        if kept > 0 { replies = scratch.join(leftover, bytes) }
         let consumed = handleReplies(replies)
         guard state != .closed else { return }
         if consumed < replies.count {

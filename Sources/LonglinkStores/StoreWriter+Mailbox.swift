@@ -24,6 +24,15 @@ final class Mailbox: Sendable {
         /// Some thread owns the store and drains the queue.
         var processing = false
         var stopping = false
+
+        /// The queued requests, leaving the spare array (empty, with its capacity) as the new queue.
+        mutating func takeQueue() -> [WriterRequest] {
+            var requests: [WriterRequest] = []
+            swap(&requests, &spare)
+            swap(&requests, &queue)
+            queuedWork = 0
+            return requests
+        }
     }
 
     /// The store, owned by whoever holds `State.processing` (the lock itself is never contended), and the
@@ -131,11 +140,7 @@ final class Mailbox: Sendable {
             guard !state.processing, !state.stopping else { return (false, nil) }
             state.processing = true
             guard !state.queue.isEmpty else { return (true, nil) }
-            var requests: [WriterRequest] = []
-            swap(&requests, &state.spare)
-            swap(&requests, &state.queue)
-            state.queuedWork = 0
-            return (true, requests)
+            return (true, state.takeQueue())
         }
         guard claimed else { return false }
         slot.withLock { slot in
@@ -146,21 +151,15 @@ final class Mailbox: Sendable {
             }
             if let queued { process(queued, &slot) }
             let start = results.count
-            store.applyBatch(changes, appendingTo: &results)
-            if results.count - start != changes.count {
-                configuration.logger.error("applyBatch returned \(results.count - start) results for \(changes.count) changes")
-                results.removeSubrange(start...)
-                for _ in changes { results.append(.failure(.storage("store returned a wrong result count", retryable: false))) }
-            }
+            apply(changes, store, appendingTo: &results)
             handOff(results[start...], &slot)
             notifyObservers(results[start...], &slot)
         }
-        if var queued {
-            queued.removeAllKeepingStorage()
-            state.withLock { state in if queued.capacity > state.spare.capacity { swap(&queued, &state.spare) } }
-        }
-        // Releases the flag the way a drain does: what was queued meanwhile is committed or handed to the writer.
-        drain(rounds: Self.callerRounds)
+        // Releases the flag the way a drain does: what was queued meanwhile is committed or handed to the writer,
+        // and the array the queued requests came in goes back as the spare.
+        var drained = queued ?? []
+        drained.removeAllKeepingStorage()
+        drain(rounds: Self.callerRounds, spare: drained)
         return true
     }
 
@@ -182,9 +181,9 @@ final class Mailbox: Sendable {
 
     /// Drains the queue while holding `processing` (at most `rounds` batches when given), then releases it; if
     /// requests are left (or a stop is pending) and the writer thread sleeps, wakes it to take over.
-    private func drain(rounds: Int?) {
+    private func drain(rounds: Int?, spare: [WriterRequest] = []) {
         var left = rounds ?? Int.max
-        var drained: [WriterRequest] = []
+        var drained = spare
         while true {
             let (requests, signal) = state.withLock { state -> ([WriterRequest]?, Bool) in
                 // The array drained last time goes back as the spare (emptied, with its capacity).
@@ -195,11 +194,7 @@ final class Mailbox: Sendable {
                     state.sleeping = false
                     return (nil, true)
                 }
-                var requests: [WriterRequest] = []
-                swap(&requests, &state.spare)
-                swap(&requests, &state.queue)
-                state.queuedWork = 0
-                return (requests, false)
+                return (state.takeQueue(), false)
             }
             guard var requests else {
                 if signal { wake.signal() }
@@ -300,17 +295,9 @@ final class Mailbox: Sendable {
     /// The results array is the slot's, kept with its capacity between commits.
     private func commit(_ slot: inout StoreSlot, _ store: any OrderStore) {
         guard !slot.pending.isEmpty else { return }
-        let count = slot.pending.count
         var results: [Result<AppliedChange, StoreError>] = []
         swap(&results, &slot.results)
-        store.applyBatch(slot.pending, appendingTo: &results)
-        if results.count != count {
-            configuration.logger.error("applyBatch returned \(results.count) results for \(count) changes")
-            results = Array(
-                repeating: .failure(.storage("store returned a wrong result count", retryable: false)),
-                count: count
-            )
-        }
+        apply(slot.pending, store, appendingTo: &results)
         handOff(results[...], &slot)
         var index = 0
         for completion in slot.completions {
@@ -328,6 +315,23 @@ final class Mailbox: Sendable {
         slot.completions.removeAllKeepingStorage()
         results.removeAllKeepingStorage()
         swap(&results, &slot.results)
+    }
+
+    /// `applyBatch`, appending exactly one result per change to `results`: a store that returns another count is
+    /// logged, and its results are replaced by failures.
+    private func apply(
+        _ changes: [OrderChange],
+        _ store: any OrderStore,
+        appendingTo results: inout [Result<AppliedChange, StoreError>]
+    ) {
+        let start = results.count
+        store.applyBatch(changes, appendingTo: &results)
+        guard results.count - start != changes.count else { return }
+        configuration.logger.error("applyBatch returned \(results.count - start) results for \(changes.count) changes")
+        results.removeSubrange(start...)
+        results.append(
+            contentsOf: repeatElement(.failure(.storage("store returned a wrong result count", retryable: false)), count: changes.count)
+        )
     }
 
     /// What follows every commit, before the results are answered: the statistics and the committed hook (the

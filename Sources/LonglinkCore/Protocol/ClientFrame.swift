@@ -159,16 +159,18 @@ public struct PublishRequest: Hashable, Sendable {
         idempotencyKey: String = "",
         wantsReceipts: Bool = false
     ) {
-        self.requestID = requestID
-        self.orderID = order.rawValue
-        self.line = line.name
-        self.targetState = target.name
-        self.fields = fields
-        self.idempotencyKey = idempotencyKey
-        self.wantsReceipts = wantsReceipts
-        self.orderIDHash = order.textHash
-        self.lineIsValid = true
-        self.targetStateHash = target.nameHash
+        self.init(
+            requestID: requestID,
+            orderID: order.rawValue,
+            line: line.name,
+            targetState: target.name,
+            fields: fields,
+            idempotencyKey: idempotencyKey,
+            wantsReceipts: wantsReceipts
+        )
+        orderIDHash = order.textHash
+        lineIsValid = true
+        targetStateHash = target.nameHash
     }
 
     /// `orderID` as an `OrderID`; nil when it is not a valid order id. Checked here unless the request was made

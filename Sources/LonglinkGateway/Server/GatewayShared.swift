@@ -95,14 +95,14 @@ final class GatewayDelivery: BrokerDelivery {
             // One loop holds every subscription of this node, and the broker delivers only wanted records: the
             // pushes are encoded straight into the inbox.
             if ports.count == 1, let port = ports[0] {
-                port.hand(fromLoop: port.bound.loop.inEventLoop) { pushes in
+                port.hand { pushes in
                     for record in records { pushes.append(encode(record)) }
                 }
                 return
             }
             let encoded = records.map(encode)
             for case let port? in ports {
-                port.hand(fromLoop: port.bound.loop.inEventLoop) { $0.append(contentsOf: encoded) }
+                port.hand { $0.append(contentsOf: encoded) }
             }
             return
         }
@@ -117,7 +117,7 @@ final class GatewayDelivery: BrokerDelivery {
         for (index, port) in ports.enumerated() where all & (1 << UInt64(index)) != 0 {
             guard let port else { continue }
             let bit: UInt64 = 1 << UInt64(index)
-            port.hand(fromLoop: port.bound.loop.inEventLoop) { inbox in
+            port.hand { inbox in
                 for (push, mask) in zip(pushes, masks) where mask & bit != 0 {
                     if let push { inbox.append(push) }
                 }
@@ -153,8 +153,8 @@ struct LoopPort: Sendable {
 
     /// Appends pushes to the loop's inbox (`body` appends them), and asks the loop to take them when it is not the
     /// caller's own loop and no take is pending.
-    func hand(fromLoop onLoop: Bool, _ body: (inout [EncodedPush]) -> Void) {
-        guard pushes.append(fromLoop: onLoop, body) else { return }
+    func hand(_ body: (inout [EncodedPush]) -> Void) {
+        guard pushes.append(fromLoop: bound.loop.inEventLoop, body) else { return }
         let bound = self.bound
         bound.loop.execute { _ in bound.object?.takePushes() }
     }

@@ -35,6 +35,12 @@ struct PublishQueue {
         swap(&committed, &waiting)
         committedStartedNanos = startedNanos
     }
+
+    /// The batch committed on this thread was answered.
+    mutating func markAnswered() {
+        committed.removeAllKeepingStorage()
+        results.removeAllKeepingStorage()
+    }
 }
 
 /// Publishing on one loop: changes go to the Store together before the loop sleeps, their answers are queued
@@ -50,17 +56,17 @@ extension LoopGateway {
         storeWorkQueued = true
     }
 
-    /// Before sleeping: commits this iteration's publishes. On this thread when the store allows it (true: the
-    /// results wait in `publishQueue.results` for `answerCommittedPublishes`), else as one request to the writer,
-    /// answered by a job when its results come back.
-    func commitPublishes() -> Bool {
-        guard !publishQueue.changes.isEmpty else { return false }
+    /// Before sleeping: commits this iteration's publishes. On this thread when the store allows it (their results
+    /// then wait in `publishQueue` for `answerCommittedPublishes`), else as one request to the writer, answered by a
+    /// job when its results come back.
+    func commitPublishes() {
+        guard !publishQueue.changes.isEmpty else { return }
         // Behind a batch still at the writer, a batch committed here would be answered before it.
         if publishQueue.inFlight.isEmpty && publishQueue.committed.isEmpty
             && shared.store.applyOnCaller(publishQueue.changes, appendingTo: &publishQueue.results)
         {
             publishQueue.markCommitted()
-            return true
+            return
         }
         var changes: [OrderChange] = []
         swap(&changes, &publishQueue.changes)
@@ -68,30 +74,23 @@ extension LoopGateway {
         swap(&waiting, &publishQueue.waiting)
         publishQueue.inFlight.append((waiting, publishQueue.startedNanos))
         // Receipts are watched on the committing thread, before any subscriber can acknowledge the push.
-        let watches = waiting.indices.compactMap { waiting[$0].wantsReceipts ? ($0, waiting[$0].connection.id) : nil }
+        let watches = Self.receiptWatches(waiting)
         let shared = self.shared
         let bound = self.bound
         shared.store.applyQueued(contentsOf: changes) { results in
             Self.watchReceipts(watches, results, shared: shared, loop: bound.loop)
             bound.loop.execute { _ in bound.object?.answerInFlight(results) }
         }
-        return false
     }
 
     /// Answers the publishes `commitPublishes` committed on this thread (after their deliveries were queued).
     func answerCommittedPublishes() {
         guard !publishQueue.committed.isEmpty else { return }
-        var committed: [PublishQueue.Waiting] = []
-        var results: [Result<AppliedChange, StoreError>] = []
-        swap(&committed, &publishQueue.committed)
-        swap(&results, &publishQueue.results)
-        let watches = committed.indices.compactMap { committed[$0].wantsReceipts ? ($0, committed[$0].connection.id) : nil }
-        Self.watchReceipts(watches, results, shared: shared, loop: context.eventLoop)
-        answer(committed, results, startedNanos: publishQueue.committedStartedNanos)
-        committed.removeAllKeepingStorage()
-        results.removeAllKeepingStorage()
-        swap(&committed, &publishQueue.committed)
-        swap(&results, &publishQueue.results)
+        Self.watchReceipts(
+            Self.receiptWatches(publishQueue.committed), publishQueue.results, shared: shared, loop: context.eventLoop
+        )
+        answer(publishQueue.committed, publishQueue.results, startedNanos: publishQueue.committedStartedNanos)
+        publishQueue.markAnswered()
     }
 
     /// Answers the oldest batch the writer thread committed.
@@ -136,6 +135,12 @@ extension LoopGateway {
             }
         }
         if applied > 0 { counters.publishesApplied.add(applied, ordering: .relaxed) }
+    }
+
+    /// The publishes of a batch that asked for delivery receipts: (index in the batch, connection id); empty (no
+    /// allocation) when none did.
+    private static func receiptWatches(_ waiting: [PublishQueue.Waiting]) -> [(Int, UInt64)] {
+        waiting.indices.compactMap { waiting[$0].wantsReceipts ? ($0, waiting[$0].connection.id) : nil }
     }
 
     /// Watches the stored records of the publishes that asked for delivery receipts (index into `results`,

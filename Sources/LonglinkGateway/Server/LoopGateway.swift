@@ -214,14 +214,12 @@ final class LoopGateway {
 
     // MARK: Writing
 
-    /// Before sleeping: commits the publishes and subscribe reads this iteration queued, as one batch (on this
-    /// thread when the store allows it; their results come back through the inbox).
-    /// Commits the Store work this loop queued (on this thread when the store commits on its caller, else wakes
-    /// the writer); false when none was queued.
+    /// Before sleeping: commits the publishes and subscribe reads this iteration queued (on this thread when the
+    /// store commits on its caller, else by waking the writer); false when none was queued.
     private func commitStoreWork() -> Bool {
         guard storeWorkQueued else { return false }
         storeWorkQueued = false
-        _ = commitPublishes()
+        commitPublishes()
         shared.store.commitQueued()
         return true
     }
