@@ -139,9 +139,10 @@ final class GatewayDelivery: BrokerDelivery {
     func brokerMayHaveMissed(_ routes: [Route]) {
         guard !routes.isEmpty else { return }
         shared.logger.warning("the broker resubscribed after losing its backend: \(routes.count) routes resume from the store")
+        // Through the push inboxes, in order with the pushes: a push the broker delivers after this must not reach
+        // a subscriber before it is dropped (it would skip the records missed in between, and resume after them).
         for case let port? in shared.loopGateways.withLock({ $0 }) {
-            let gateway = port.bound
-            gateway.loop.execute { _ in gateway.object?.dropSubscribers(of: routes) }
+            port.handDrop(of: routes)
         }
     }
 }
@@ -155,6 +156,16 @@ struct LoopPort: Sendable {
     /// caller's own loop and no take is pending.
     func hand(_ body: (inout [EncodedPush]) -> Void) {
         guard pushes.append(fromLoop: bound.loop.inEventLoop, body) else { return }
+        askToTake()
+    }
+
+    /// Queues a drop of `routes`' subscribers behind the pushes already handed to the loop.
+    func handDrop(of routes: [Route]) {
+        guard pushes.appendDrop(of: routes, fromLoop: bound.loop.inEventLoop) else { return }
+        askToTake()
+    }
+
+    private func askToTake() {
         let bound = self.bound
         bound.loop.execute { _ in bound.object?.takePushes() }
     }

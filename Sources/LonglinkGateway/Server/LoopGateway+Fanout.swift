@@ -8,7 +8,7 @@ extension LoopGateway {
     /// A batch of stored records for this loop's subscribers, in commit order, each with its push frame. The same
     /// bytes go to every subscriber (one hub lookup per record, by `RouteKey`: no route text is built); the counters
     /// are added once per batch.
-    func deliver(_ pushes: [EncodedPush]) {
+    func deliver(_ pushes: ArraySlice<EncodedPush>) {
         let counters = shared.counters
         let now = wallMillis
         var pushed = 0

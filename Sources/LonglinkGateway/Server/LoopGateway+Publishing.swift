@@ -167,9 +167,18 @@ extension LoopGateway {
 
     /// Delivers the pushes waiting in this loop's inbox (committed here or handed over by another thread).
     func takePushes() {
-        guard pushInbox.take(into: &pushBatch) else { return }
-        deliver(pushBatch)
+        guard pushInbox.take(into: &pushBatch, drops: &dropBatch) else { return }
+        // Drops (the broker may have missed records of their routes) come between the pushes handed before and
+        // after them.
+        var start = 0
+        for drop in dropBatch {
+            if drop.after > start { deliver(pushBatch[start..<drop.after]) }
+            dropSubscribers(of: drop.routes)
+            start = drop.after
+        }
+        if start < pushBatch.count { deliver(pushBatch[start...]) }
         pushBatch.removeAllKeepingStorage()
+        dropBatch.removeAll(keepingCapacity: true)
     }
 
     func acknowledged(_ route: Route, offset: UInt64, by connection: Connection) {

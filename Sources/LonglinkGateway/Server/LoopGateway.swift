@@ -50,8 +50,9 @@ final class LoopGateway {
     var publishQueue = PublishQueue()
     /// Pushes committed for this loop's subscribers, taken before the loop sleeps (see `PushInbox`).
     let pushInbox = PushInbox()
-    /// The batch `takePushes` works on (capacity reused).
+    /// The batch `takePushes` works on, and the subscriber drops between its pushes (capacities reused).
     var pushBatch: [EncodedPush] = []
+    var dropBatch: [PushInbox.Drop] = []
     /// Monotonic milliseconds sampled per loop iteration.
     var nowMillis: UInt64 { context.now / 1_000_000 }
     /// Wall-clock milliseconds (token expiry compares with it).
