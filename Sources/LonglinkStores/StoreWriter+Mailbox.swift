@@ -134,7 +134,11 @@ final class Mailbox: Sendable {
     /// Commits `changes` on this thread, after the requests queued before them, and appends their results to
     /// `results`; false (nothing applied) unless the store commits on its caller, the batch is small and no other
     /// thread is committing. The committed hook and the observers run here too, before this returns.
-    func applyOnCaller(_ changes: [OrderChange], appendingTo results: inout [Result<AppliedChange, StoreError>]) -> Bool {
+    func applyOnCaller(
+        _ changes: [OrderChange],
+        appendingTo results: inout [Result<AppliedChange, StoreError>],
+        beforeHandOff: (ArraySlice<Result<AppliedChange, StoreError>>) -> Void
+    ) -> Bool {
         guard configuration.commitsOnCaller, !changes.isEmpty, changes.count <= Self.callerBatchLimit else { return false }
         let (claimed, queued) = state.withLock { state -> (Bool, [WriterRequest]?) in
             guard !state.processing, !state.stopping else { return (false, nil) }
@@ -152,6 +156,7 @@ final class Mailbox: Sendable {
             if let queued { process(queued, &slot) }
             let start = results.count
             apply(changes, store, appendingTo: &results)
+            beforeHandOff(results[start...])
             handOff(results[start...], &slot)
             notifyObservers(results[start...], &slot)
         }

@@ -133,11 +133,14 @@ public final class StoreWriter: Sendable {
     /// Returns false, applying nothing, unless `Configuration.commitsOnCaller` is set, the batch is small (at most
     /// 16) and no other thread is committing: then queue them with `apply(contentsOf:deferred:completion:)`.
     /// Never call it from a completion or read body.
+    /// `beforeHandOff` sees the batch's results once they are stored and before the committed hook hands the records
+    /// on (a receipt watch must exist before any subscriber can acknowledge).
     public func applyOnCaller(
         _ changes: [OrderChange],
-        appendingTo results: inout [Result<AppliedChange, StoreError>]
+        appendingTo results: inout [Result<AppliedChange, StoreError>],
+        beforeHandOff: (ArraySlice<Result<AppliedChange, StoreError>>) -> Void = { _ in }
     ) -> Bool {
-        mailbox.applyOnCaller(changes, appendingTo: &results)
+        mailbox.applyOnCaller(changes, appendingTo: &results, beforeHandOff: beforeHandOff)
     }
 
     /// Commits the requests queued with `deferred: true`: on the calling thread with

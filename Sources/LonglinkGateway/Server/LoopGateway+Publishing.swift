@@ -61,9 +61,17 @@ extension LoopGateway {
     /// job when its results come back.
     func commitPublishes() {
         guard !publishQueue.changes.isEmpty else { return }
-        // Behind a batch still at the writer, a batch committed here would be answered before it.
+        // Behind a batch still at the writer, a batch committed here would be answered before it. Receipts are
+        // watched before the broker gets the records, so no subscriber (on any loop) can acknowledge one unwatched.
+        let watches = Self.receiptWatches(publishQueue.waiting)
+        let shared = self.shared
+        let loop = context.eventLoop
         if publishQueue.inFlight.isEmpty && publishQueue.committed.isEmpty
-            && shared.store.applyOnCaller(publishQueue.changes, appendingTo: &publishQueue.results)
+            && shared.store.applyOnCaller(
+                publishQueue.changes,
+                appendingTo: &publishQueue.results,
+                beforeHandOff: { results in Self.watchReceipts(watches, results, shared: shared, loop: loop) }
+            )
         {
             publishQueue.markCommitted()
             return
@@ -73,9 +81,7 @@ extension LoopGateway {
         var waiting: [PublishQueue.Waiting] = []
         swap(&waiting, &publishQueue.waiting)
         publishQueue.inFlight.append((waiting, publishQueue.startedNanos))
-        // Receipts are watched on the committing thread, before any subscriber can acknowledge the push.
-        let watches = Self.receiptWatches(waiting)
-        let shared = self.shared
+        // Receipts are watched on the committing thread, right after the commit's hand-off (as before the batch path).
         let bound = self.bound
         shared.store.applyQueued(contentsOf: changes) { results in
             Self.watchReceipts(watches, results, shared: shared, loop: bound.loop)
@@ -86,9 +92,6 @@ extension LoopGateway {
     /// Answers the publishes `commitPublishes` committed on this thread (after their deliveries were queued).
     func answerCommittedPublishes() {
         guard !publishQueue.committed.isEmpty else { return }
-        Self.watchReceipts(
-            Self.receiptWatches(publishQueue.committed), publishQueue.results, shared: shared, loop: context.eventLoop
-        )
         answer(publishQueue.committed, publishQueue.results, startedNanos: publishQueue.committedStartedNanos)
         publishQueue.markAnswered()
     }
@@ -147,14 +150,17 @@ extension LoopGateway {
     /// connection id).
     private static func watchReceipts(
         _ watches: [(Int, UInt64)],
-        _ results: [Result<AppliedChange, StoreError>],
+        _ results: some RandomAccessCollection<Result<AppliedChange, StoreError>>,
         shared: GatewayShared,
         loop: EventLoop
     ) {
         guard !watches.isEmpty else { return }
         let now = shared.clock.nowMillis()
         for (index, connectionID) in watches {
-            guard index < results.count, case .success(let applied) = results[index], !applied.deduplicated else { continue }
+            guard index < results.count,
+                case .success(let applied) = results[results.index(results.startIndex, offsetBy: index)],
+                !applied.deduplicated
+            else { continue }
             shared.receipts.watch(
                 applied.record.route,
                 applied.record.position,

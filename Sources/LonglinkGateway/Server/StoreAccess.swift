@@ -27,8 +27,13 @@ public struct StoreAccess: Sendable {
 
     /// Applies a loop's batch of publishes now, on the calling thread, when the store commits on its caller and
     /// nobody else is committing (results appended to `results`, in order); false otherwise (nothing applied).
-    func applyOnCaller(_ changes: [OrderChange], appendingTo results: inout [Result<AppliedChange, StoreError>]) -> Bool {
-        writer.applyOnCaller(changes, appendingTo: &results)
+    /// `beforeHandOff` sees the stored results before the broker gets the records.
+    func applyOnCaller(
+        _ changes: [OrderChange],
+        appendingTo results: inout [Result<AppliedChange, StoreError>],
+        beforeHandOff: (ArraySlice<Result<AppliedChange, StoreError>>) -> Void
+    ) -> Bool {
+        writer.applyOnCaller(changes, appendingTo: &results, beforeHandOff: beforeHandOff)
     }
 
     /// Queues a loop's batch of publishes as one request, committed by `commitQueued()` or the writer thread;
