@@ -14,7 +14,8 @@ import LonglinkCore
 ///
 /// `write(to:)` hands up to `maxChunksPerWrite` chunks to one `sendmsg` (a `writev` with `MSG_NOSIGNAL`, so a dead
 /// peer is `EPIPE` instead of a process-killing `SIGPIPE`). The iovec array lives in a stack temporary, so a
-/// flush allocates nothing on the heap; the chunk array keeps its capacity across drains.
+/// flush allocates nothing on the heap. One chunk is held without an array (`ChunkList`); an array, once a second
+/// chunk made one, keeps its capacity across drains.
 public struct OutboundQueue: Sendable {
     /// At most this many chunks go to one system call (well below Linux's `IOV_MAX` of 1024; 64 iovecs fit in
     /// 1 KiB of stack).
@@ -23,7 +24,7 @@ public struct OutboundQueue: Sendable {
     // The stored properties are ordered and sized so the queue is 32 bytes (`tailIsPrivate` rides in the top bit
     // of the head index): every connection holds one inline, and with a 33rd byte the `Connection` object fell in
     // the next 16-byte malloc size class. Idle memory per connection is a budget (issue 19).
-    private var chunks: [[UInt8]] = []
+    private var chunks = ChunkList()
     /// The last private reply chunk, emptied with its storage kept, once everything was written: the next reply
     /// reuses it instead of allocating (a publisher gets one result per publish). Freed by
     /// `releaseStorageIfEmpty` with the rest.
@@ -84,8 +85,8 @@ public struct OutboundQueue: Sendable {
     public mutating func appendReply(_ chunk: [UInt8]) {
         guard !chunk.isEmpty else { return }
         let last = chunks.count - 1
-        if tailIsPrivate && last >= head && chunks[last].count + chunk.count <= Self.replyChunkCapacity {
-            chunks[last].append(contentsOf: chunk)
+        if tailIsPrivate && last >= head && chunks.size(of: last) + chunk.count <= Self.replyChunkCapacity {
+            chunks.modifyLast { $0.append(contentsOf: chunk) }
         } else {
             chunks.append(chunk)
             tailIsPrivate = true
@@ -102,13 +103,17 @@ public struct OutboundQueue: Sendable {
     @discardableResult
     public mutating func appendReply(maxCount: Int, _ write: (inout [UInt8]) -> Bool) -> Bool {
         let last = chunks.count - 1
-        if tailIsPrivate && last >= head && chunks[last].count + maxCount <= Self.replyChunkCapacity {
-            let before = chunks[last].count
-            guard write(&chunks[last]) else {
-                chunks[last].removeLast(chunks[last].count - before)
-                return false
+        if tailIsPrivate && last >= head && chunks.size(of: last) + maxCount <= Self.replyChunkCapacity {
+            let added: Int? = chunks.modifyLast { bytes in
+                let before = bytes.count
+                guard write(&bytes) else {
+                    bytes.removeLast(bytes.count - before)
+                    return nil
+                }
+                return bytes.count - before
             }
-            queuedBytes += chunks[last].count - before
+            guard let added else { return false }
+            queuedBytes += added
             return true
         }
         var chunk: [UInt8] = []
@@ -131,7 +136,7 @@ public struct OutboundQueue: Sendable {
         queuedBytes -= count
         var remaining = count
         while remaining > 0 {
-            let available = chunks[head].count - headOffset
+            let available = chunks.size(of: head) - headOffset
             if remaining < available {
                 headOffset += remaining
                 return
@@ -166,7 +171,7 @@ public struct OutboundQueue: Sendable {
     public func withFirstChunk<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R? {
         guard head < chunks.count else { return nil }
         let offset = headOffset
-        let result: Result<R, E> = chunks[head].withUnsafeBytes { raw in
+        let result: Result<R, E> = chunks.withBytes(of: head) { raw in
             do throws(E) {
                 return .success(try body(UnsafeRawBufferPointer(rebasing: raw[offset...])))
             } catch {
@@ -180,8 +185,8 @@ public struct OutboundQueue: Sendable {
     /// from housekeeping, not after every flush (a busy connection reuses the capacity).
     public mutating func releaseStorageIfEmpty() {
         spareReply = []
-        guard queuedBytes == 0, chunks.capacity > 0 else { return }
-        chunks = []
+        guard queuedBytes == 0, chunks.hasArray else { return }
+        chunks.releaseStorage()
         head = 0
         headOffset = 0
         tailIsPrivate = false
@@ -195,7 +200,7 @@ public struct OutboundQueue: Sendable {
         var index = head
         var offset = headOffset
         while index < chunks.count && copied < destination.count {
-            let take = chunks[index].withUnsafeBytes { raw -> Int in
+            let take = chunks.withBytes(of: index) { raw -> Int in
                 let count = Swift.min(raw.count - offset, destination.count - copied)
                 (destination.baseAddress! + copied).copyMemory(from: raw.baseAddress! + offset, byteCount: count)
                 return count
@@ -223,8 +228,8 @@ public struct OutboundQueue: Sendable {
             removeAll()
             return
         }
-        chunks.removeSubrange((head + 1)...)
-        queuedBytes = chunks[head].count - headOffset
+        chunks.removeFrom(head + 1)
+        queuedBytes = chunks.size(of: head) - headOffset
         tailIsPrivate = false
     }
 
@@ -260,7 +265,7 @@ public struct OutboundQueue: Sendable {
     /// Sends the unwritten bytes of the first chunk alone (`send` with `MSG_NOSIGNAL`, as `gather`'s `sendmsg`).
     private func sendFirst(_ fd: CInt) -> (Int, CInt) {
         let skip = headOffset
-        return chunks[head].withUnsafeBytes { raw in
+        return chunks.withBytes(of: head) { raw in
             let result = send(fd, raw.baseAddress! + skip, raw.count - skip, Socket.noSignalFlag)
             return (result, result < 0 ? errno : 0)
         }
@@ -283,7 +288,7 @@ public struct OutboundQueue: Sendable {
             return (result, result < 0 ? errno : 0)
         }
         let skip = index == 0 ? headOffset : 0
-        return chunks[head + index].withUnsafeBytes { raw in
+        return chunks.withBytes(of: head + index) { raw in
             iovecs[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + skip), iov_len: raw.count - skip)
             return gather(index + 1, count, iovecs, fd)
         }

@@ -39,6 +39,9 @@ final class Mailbox: Sendable {
     /// commit's scratch arrays, kept with their capacity so a commit of one change allocates none of them.
     private struct StoreSlot {
         var store: (any OrderStore)?
+        /// The store after its shutdown, freed with this mailbox rather than on the writer thread as it stops: a
+        /// process that exits after `serve` then leaves an in-memory store's records to the kernel.
+        var retired: (any OrderStore)?
         var pending: [OrderChange] = []
         var completions: [Completion] = []
         var records: [OrderChangeRecord] = []
@@ -253,6 +256,7 @@ final class Mailbox: Sendable {
             case .stop:
                 slot.withLock { slot in
                     slot.store?.shutdown()
+                    slot.retired = slot.store
                     slot.store = nil
                 }
                 finished.signal()
@@ -345,8 +349,9 @@ final class Mailbox: Sendable {
         batches.add(1, ordering: .relaxed)
         changes.add(results.count, ordering: .relaxed)
         if let committed = configuration.committed {
-            for result in results {
-                if case .success(let applied) = result, !applied.deduplicated { slot.records.append(applied.record) }
+            // By index: an iterator hands out a copy of each result (through the type's value witness).
+            for index in results.indices {
+                if let record = results[index].freshRecord { slot.records.append(record) }
             }
             if !slot.records.isEmpty { committed.hand(slot.records) }
             slot.records.removeAllKeepingStorage()
@@ -375,5 +380,13 @@ final class Mailbox: Sendable {
         } catch {
             configuration.logger.warning("expiry failed: \(error)")
         }
+    }
+}
+
+extension Result where Success == AppliedChange, Failure == StoreError {
+    /// The record a commit stored; nil for a refusal or a deduplicated change.
+    fileprivate var freshRecord: OrderChangeRecord? {
+        guard case .success(let applied) = self, !applied.deduplicated else { return nil }
+        return applied.record
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import LonglinkLoop
 import LonglinkProtobuf
 import LonglinkWebSocket
@@ -92,9 +93,17 @@ public enum ServeCommand {
             }
         }
         logger.notice("stopped")
+        // The stopped gateway (its store's tables among it) is left for the process's exit to free: the kernel
+        // takes the memory back at once, where freeing an in-memory store record by record costs as much as
+        // writing it (Redis exits without freeing its keyspace either). Nothing durable is left: the drain closed
+        // the stores and the broker.
+        stoppedGateways.withLock { $0.append(running) }
         return 0
     }
 }
+
+/// Gateways `serve` stopped, kept until the process exits (see the end of `runServer`).
+private let stoppedGateways = Mutex<[RunningGateway]>([])
 
 extension RunningGateway {
     /// Opens the store(s), starts the writer, the broker and the gateway, from `serve`'s configuration.

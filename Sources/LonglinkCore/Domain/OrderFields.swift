@@ -30,8 +30,10 @@ public struct GeoPoint: Hashable, Sendable, CustomStringConvertible {
 /// The fields of an order a rider or driver app shows, carried by a change and merged into the snapshot.
 ///
 /// In a change, `nil` means "unchanged". Merging (`merging(_:)`) overwrites only the fields a change sets.
-/// A value over one shared immutable box (none at all when no field is set), so records, snapshots and changes
-/// copy their fields with one retain.
+/// The payload, the field most changes carry, is held by itself (its array is its only allocation); the other
+/// fields share one immutable box (none at all when none is set). So a change that sets the payload alone costs
+/// no box, and merging it over a snapshot keeps the snapshot's box: records, snapshots and changes copy their
+/// fields with two retains at most, and make no box a payload update does not need.
 public struct OrderFields: Hashable, Sendable {
     /// The values, shared by every copy; nil when no field is set.
     /// (`@usableFromInline`: the getters below are inlined into the encoders of other modules, which read every
@@ -42,17 +44,18 @@ public struct OrderFields: Hashable, Sendable {
         @usableFromInline var etaSeconds: UInt32? = nil
         @usableFromInline var location: GeoPoint? = nil
         @usableFromInline var cancellationReason: String? = nil
-        @usableFromInline var payload: [UInt8] = []
         @usableFromInline var toggle: ToggleValue? = nil
 
         /// No field set (what `== Storage()` says, without building and comparing a second value).
         var isEmpty: Bool {
-            driverID == nil && etaSeconds == nil && location == nil && cancellationReason == nil && payload.isEmpty
-                && toggle == nil
+            driverID == nil && etaSeconds == nil && location == nil && cancellationReason == nil && toggle == nil
         }
     }
 
+    /// The fields other than the payload; nil when none is set.
     @usableFromInline var box: ValueBox<Storage>?
+    /// The payload (empty when unused).
+    @usableFromInline var storedPayload: [UInt8]
 
     /// The assigned driver, once there is one.
     public var driverID: String? {
@@ -76,8 +79,8 @@ public struct OrderFields: Hashable, Sendable {
     }
     /// Opaque application bytes (at most `maxPayloadBytes`), pushed unchanged; empty when unused.
     public var payload: [UInt8] {
-        @inlinable get { box?.value.payload ?? [] }
-        set { update { $0.payload = newValue } }
+        @inlinable get { storedPayload }
+        set { storedPayload = newValue }
     }
     /// A feature toggle's value (records on `config://` routes only).
     public var toggle: ToggleValue? {
@@ -101,17 +104,17 @@ public struct OrderFields: Hashable, Sendable {
             etaSeconds: etaSeconds,
             location: location,
             cancellationReason: cancellationReason,
-            payload: payload,
             toggle: toggle
         )
         box = storage.isEmpty ? nil : ValueBox(storage)
+        storedPayload = payload
     }
 
     /// No field set.
     public static let none = OrderFields()
 
     /// Whether no field is set.
-    @inlinable public var isEmpty: Bool { box == nil }
+    @inlinable public var isEmpty: Bool { box == nil && storedPayload.isEmpty }
 
     private mutating func update(_ change: (inout Storage) -> Void) {
         var value = box?.value ?? Storage()
@@ -120,11 +123,15 @@ public struct OrderFields: Hashable, Sendable {
     }
 
     public static func == (lhs: OrderFields, rhs: OrderFields) -> Bool {
+        guard lhs.storedPayload == rhs.storedPayload else { return false }
         if lhs.box === rhs.box { return true }
         guard let left = lhs.box, let right = rhs.box else { return false }
         return left.value == right.value
     }
-    public func hash(into hasher: inout Hasher) { hasher.combine(box?.value ?? Storage()) }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(box?.value ?? Storage())
+        hasher.combine(storedPayload)
+    }
 
     /// Whether `change` sets every field `current` holds (merging it over `current` then gives `change`).
     @inline(__always)
@@ -132,27 +139,31 @@ public struct OrderFields: Hashable, Sendable {
         (current.driverID == nil || change.driverID != nil) && (current.etaSeconds == nil || change.etaSeconds != nil)
             && (current.location == nil || change.location != nil)
             && (current.cancellationReason == nil || change.cancellationReason != nil)
-            && (current.payload.isEmpty || !change.payload.isEmpty) && (current.toggle == nil || change.toggle != nil)
+            && (current.toggle == nil || change.toggle != nil)
     }
 
     /// These fields with every field `change` sets written over them.
     public func merging(_ change: OrderFields) -> OrderFields {
-        guard let set = change.box else { return self }
-        guard let current = box else { return change }
-        // The usual case (a location or a payload update over a snapshot holding the same kinds of field): the
-        // change sets every field the snapshot has, so the merge is the change itself; share its box instead of
-        // copying both into a new one.
+        var result = self
+        if !change.storedPayload.isEmpty { result.storedPayload = change.storedPayload }
+        guard let set = change.box else { return result }
+        guard let current = box else {
+            result.box = set
+            return result
+        }
+        // The usual case (a location update over a snapshot holding the same kinds of field): the change sets
+        // every boxed field the snapshot has, so the merge shares the change's box instead of copying both into a
+        // new one.
         if Self.covers(set.value, current.value) {
-            return change
+            result.box = set
+            return result
         }
         var merged = current.value
         if let driverID = set.value.driverID { merged.driverID = driverID }
         if let etaSeconds = set.value.etaSeconds { merged.etaSeconds = etaSeconds }
         if let location = set.value.location { merged.location = location }
         if let reason = set.value.cancellationReason { merged.cancellationReason = reason }
-        if !set.value.payload.isEmpty { merged.payload = set.value.payload }
         if let toggle = set.value.toggle { merged.toggle = toggle }
-        var result = OrderFields.none
         result.box = ValueBox(merged)
         return result
     }

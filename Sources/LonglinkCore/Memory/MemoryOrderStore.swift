@@ -181,8 +181,9 @@ public final class MemoryOrderStore: OrderStore {
         preconditionFailure("table of \(line) vanished")
     }
 
+    /// Refuses further work. The tables stay until the store is freed: a process that exits right after
+    /// (`serve`) leaves them to the kernel instead of freeing every record.
     public func shutdown() {
         closed = true
-        tables = []
     }
 }

@@ -322,8 +322,8 @@ public struct PeerStateMachine {
         }
         // Role and route scope, before the rate bucket: a refused publish costs the publisher no token. An admin may
         // publish anywhere, so its publishes build no route text for the check.
-        let principal = self.principal!
-        if principal.role != .admin, let denial = principal.publishDenial(for: .order(line, orderID)) {
+        // Read in place (a copy of the principal retains its texts and scopes).
+        if principal!.role != .admin, let denial = principal!.publishDenial(for: .order(line, orderID)) {
             return .answer(violation(request.requestID, .permissionDenied, "\(denial)"))
         }
         guard takePublishToken(nowMillis: nowMillis) else {

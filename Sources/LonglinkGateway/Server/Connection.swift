@@ -21,7 +21,9 @@ final class Connection: SelectorHandler {
 
     /// Process-unique id: a per-loop serial number times 64 plus the loop id, so it stays small.
     let id: UInt64
-    unowned let owner: LoopGateway
+    /// The loop's gateway, which holds this connection and outlives it (its loop closes every connection before
+    /// the gateway goes): `unowned(unsafe)`, so the many reads per frame cost no reference counting.
+    unowned(unsafe) let owner: LoopGateway
     let transport: any Transport
     /// The peer's IP address alone (the per-address admission key; an IPv4 text fits inline, no allocation).
     let sourceAddress: String
@@ -186,7 +188,6 @@ final class Connection: SelectorHandler {
     }
 
     func processFrames() {
-        // The owner is read once: each access through the `unowned` reference costs a strong retain and release.
         let owner = self.owner
         let codec = owner.shared.codec
         let reader = owner.frameReader
@@ -206,7 +207,9 @@ final class Connection: SelectorHandler {
             guard let frame else { return }
             if case .publish(let request) = frame {
                 // The hot frame: a publish bound for the Store builds no action list.
-                switch peer.receivePublish(request, nowMillis: owner.wallMillis) {
+                // Consumed, so the change moves into the queue (switching over the call's result copied it).
+                let decision = peer.receivePublish(request, nowMillis: owner.wallMillis)
+                switch consume decision {
                 case .apply(let change, let requestID, let wantsReceipts):
                     owner.publish(change, from: self, requestID: requestID, wantsReceipts: wantsReceipts)
                 case .answer(let actions):
@@ -272,21 +275,28 @@ final class Connection: SelectorHandler {
     /// Answers an accepted publish. On a byte-stream transport the result is written straight into the reply
     /// chunk by the codec (no frame value, no array of its own: issue 19); a message transport (WebSocket) wraps
     /// it through `send`, and so does a queue near its limit (`send` cuts the connection past it).
-    func sendPublishAccepted(requestID: UInt32, applied: AppliedChange) {
+    func sendPublishAccepted(
+        requestID: UInt32,
+        position: StreamPosition,
+        timestampMillis: UInt64,
+        deduplicated: Bool,
+        applied: () -> AppliedChange
+    ) {
         guard !isClosed, !closeAfterFlush, peer.answersPublishes else { return }
-        let record = applied.record
         let room = Self.acceptedResultRoom
+        let owner = self.owner
         guard transport.messageFramer == nil, outbound.queuedBytes + room <= owner.outboundLimit else {
-            if let frame = peer.publishResult(requestID: requestID, result: .success(applied)) { send(frame) }
+            if let frame = peer.publishResult(requestID: requestID, result: .success(applied())) { send(frame) }
             return
         }
-        let codec = owner.shared.codec
+        // The shared object is captured, not its codec: copying the existential out cost a copy and a destroy.
+        let shared = owner.shared
         var failure: FrameError?
         let written = outbound.appendReply(maxCount: room) { bytes in
             do throws(FrameError) {
-                try codec.appendAcceptedPublishResult(
-                    requestID: requestID, position: record.position, timestampMillis: record.timestampMillis,
-                    deduplicated: applied.deduplicated, to: &bytes
+                try shared.codec.appendAcceptedPublishResult(
+                    requestID: requestID, position: position, timestampMillis: timestampMillis,
+                    deduplicated: deduplicated, to: &bytes
                 )
                 return true
             } catch {

@@ -16,7 +16,7 @@ extension LoopGateway {
 
     /// Before sleeping: refills the budget and resumes parked handshakes with it, oldest first.
     func refillHandshakeBudget() {
-        handshakeTokens = max(1, shared.configuration.admission.handshakesPerIteration)
+        handshakeTokens = handshakesPerIteration
         guard !deferredHandshakes.isEmpty else { return }
         let count = min(handshakeTokens, deferredHandshakes.count)
         let resumed = deferredHandshakes.prefix(count)

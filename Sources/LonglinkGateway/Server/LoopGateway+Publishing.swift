@@ -118,12 +118,24 @@ extension LoopGateway {
             results.withUnsafeBufferPointer { results in
                 for index in 0..<min(waiting.count, results.count) {
                     let connection = waiting[index].connection
-                    switch results[index] {
-                    case .success(let change):
+                    // The figures an answer needs are read in place: switching over the result with its change
+                    // bound copied the whole result (two retains, through the type's value witness).
+                    if let accepted = results[index].acceptedAnswer {
                         applied += 1
                         guard !connection.isClosed else { continue }
                         connection.pendingPublishes -= 1
-                        connection.sendPublishAccepted(requestID: waiting[index].requestID, applied: change)
+                        connection.sendPublishAccepted(
+                            requestID: waiting[index].requestID,
+                            position: accepted.position,
+                            timestampMillis: accepted.timestampMillis,
+                            deduplicated: accepted.deduplicated,
+                            applied: { if case .success(let change) = results[index] { change } else { preconditionFailure() } }
+                        )
+                        continue
+                    }
+                    switch results[index] {
+                    case .success:
+                        preconditionFailure("an accepted result without its figures")
                     case .failure(let error):
                         counters.publishesRefused.add(1, ordering: .relaxed)
                         counters.recordPublishRefused(error.code)
@@ -197,5 +209,13 @@ extension LoopGateway {
                 publisher.send(.deliveryReceipt(receipt))
             }
         }
+    }
+}
+
+extension Result where Success == AppliedChange, Failure == StoreError {
+    /// What the publisher's answer carries when the change was accepted; nil for a refusal.
+    fileprivate var acceptedAnswer: (position: StreamPosition, timestampMillis: UInt64, deduplicated: Bool)? {
+        guard case .success(let applied) = self else { return nil }
+        return (applied.record.position, applied.record.timestampMillis, applied.deduplicated)
     }
 }

@@ -58,8 +58,10 @@ final class LoopGateway {
     /// Wall-clock milliseconds (token expiry compares with it).
     var wallMillis: UInt64 { shared.clock.nowMillis() }
 
-    /// Transport handshake steps left in this iteration (see `AdmissionLimits.handshakesPerIteration`).
+    /// Transport handshake steps left in this iteration, and the number each iteration starts with (see
+    /// `AdmissionLimits.handshakesPerIteration`; kept here, not read from the configuration every iteration).
     var handshakeTokens: Int
+    let handshakesPerIteration: Int
     /// Housekeeping: slices per tick interval, and the next registration slot (fd) the sweep visits.
     private let tickSlices: Int
     private var sweepIndex = 0
@@ -88,21 +90,11 @@ final class LoopGateway {
         self.stallMillis = max(1, shared.configuration.peer.pongTimeoutMillis)
         self.coalescesSlowReaders = shared.configuration.slowPolicy == .coalesce
         self.readBudget = shared.configuration.readBudget
-        self.handshakeTokens = max(1, shared.configuration.admission.handshakesPerIteration)
+        self.handshakesPerIteration = max(1, shared.configuration.admission.handshakesPerIteration)
+        self.handshakeTokens = handshakesPerIteration
         context.attach(self)
-        context.addBeforeSleep { [unowned self] in
-            // A commit made here (a store that commits on its caller) hands this loop its deliveries and the
-            // publishes' results: deliver and answer them now, so this iteration's flush writes them (one iteration
-            // per publish, not two), pushes first, then what the commit posted (subscribe reads), then the answers.
-            let committed = self.commitStoreWork()
-            self.takePushes()
-            if committed {
-                self.context.runPostedJobs()
-                self.answerCommittedPublishes()
-            }
-            self.flushPending()
-            self.refillHandshakeBudget()
-        }
+        // One call through the `unowned` reference (each access costs a strong retain and release).
+        context.addBeforeSleep { [unowned self] in self.beforeSleep() }
         context.schedule(every: slice) { [unowned self] in self.tickSlice() }
         let iterations = shared.counters.loopIterationHistogram(context.eventLoop.id)
         context.addIterationObserver { busy in iterations.observe(busy) }
@@ -130,6 +122,21 @@ final class LoopGateway {
             while gateways.count <= index { gateways.append(nil) }
             gateways[index] = LoopPort(bound: bound, pushes: self.pushInbox)
         }
+    }
+
+    /// The end of every iteration. A commit made here (a store that commits on its caller) hands this loop its
+    /// deliveries and the publishes' results: deliver and answer them now, so this iteration's flush writes them
+    /// (one iteration per publish, not two), pushes first, then what the commit posted (subscribe reads), then the
+    /// answers.
+    private func beforeSleep() {
+        let committed = commitStoreWork()
+        takePushes()
+        if committed {
+            context.runPostedJobs()
+            answerCommittedPublishes()
+        }
+        flushPending()
+        refillHandshakeBudget()
     }
 
     // MARK: Connections
@@ -389,9 +396,14 @@ final class LoopGateway {
         let now = wallMillis
         let monotonicNow = nowMillis
         let queueSizes = shared.counters.outboundQueueBytes
+        // Empty queues (nearly all of them) are counted here and observed once for the slice: three atomic
+        // updates per slice instead of per connection.
+        var emptyQueues = 0
+        defer { queueSizes.observe(0, count: emptyQueues) }
         for fd in sweepIndex..<end {
             guard let connection = context.handler(of: fd) as? Connection, !connection.isClosed else { continue }
-            queueSizes.observe(UInt64(connection.queuedBytes))
+            let queued = connection.queuedBytes
+            if queued == 0 { emptyQueues += 1 } else { queueSizes.observe(UInt64(queued)) }
             connection.checkStalled(nowMillis: monotonicNow)
             guard !connection.isClosed else { continue }
             let actions = connection.peer.tick(nowMillis: now)
