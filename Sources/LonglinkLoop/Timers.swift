@@ -24,6 +24,10 @@ struct TimerHeap {
     private var heap: [Entry] = []
     private var timers: [UInt64: Timer] = [:]
     private var nextID: UInt64 = 1
+    /// The id of the heap's top entry when `nextDeadline` last found it live (0: none). The loop asks for the next
+    /// deadline every iteration and the top rarely changes between two asks, so the answer skips the lookup of
+    /// its timer; a cancel of that timer clears it.
+    private var liveTop: UInt64 = 0
 
     /// Number of live (not cancelled, not yet fired) timers.
     var count: Int { timers.count }
@@ -31,7 +35,11 @@ struct TimerHeap {
     /// The earliest deadline of a live timer, in monotonic nanoseconds.
     mutating func nextDeadline() -> UInt64? {
         while let top = heap.first {
-            if timers[top.id] != nil { return top.deadline }
+            if top.id == liveTop { return top.deadline }
+            if timers.index(forKey: top.id) != nil {
+                liveTop = top.id
+                return top.deadline
+            }
             popTop()
         }
         return nil
@@ -50,6 +58,7 @@ struct TimerHeap {
     @discardableResult
     mutating func cancel(_ timer: TimerID) -> Bool {
         guard timers.removeValue(forKey: timer.rawValue) != nil else { return false }
+        if timer.rawValue == liveTop { liveTop = 0 }
         if heap.count > 64 && heap.count > 2 * timers.count { compact() }
         return true
     }
@@ -66,6 +75,7 @@ struct TimerHeap {
                 push(Entry(deadline: Swift.max(top.deadline &+ interval, now &+ 1), id: top.id))
             } else {
                 timers.removeValue(forKey: top.id)
+                if top.id == liveTop { liveTop = 0 }
             }
             return timer.body
         }

@@ -15,7 +15,7 @@ public final class LocalBroker: Broker {
         var handler: (any BrokerDelivery)?
         /// Subscriptions per route, keyed by the digest of the route's parts, so a record is looked up without
         /// building its route's text.
-        var routes: [UInt64: Int] = [:]
+        var routes = DigestMap<Int>()
         /// Line-wide routes subscribed (`order://taxi/*`): a record of one of their lines is wanted too.
         var lineRoutes = 0
         var running = false

@@ -14,7 +14,7 @@ import Synchronization
 final class LoopRoutes: Sendable {
     /// Loop masks by route; line-wide routes (`order://taxi/*`) are in it under their line-wide key.
     private struct State {
-        var masks: [UInt64: UInt64] = [:]
+        var masks = DigestMap<UInt64>()
         /// Line-wide routes in `masks`: while 0, a record is looked up once.
         var lineWide = 0
     }
