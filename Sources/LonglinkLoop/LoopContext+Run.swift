@@ -5,7 +5,8 @@ extension LoopContext {
     /// One iteration of the loop, shaped like Redis's `aeProcessEvents`. The order is the design:
     func runOnce() throws(IOError) {
         let measuring = !iterationObservers.isEmpty
-        let started = measuring ? MonotonicClock.nanoseconds() : 0
+        // The previous iteration's end is this one's start (nothing runs between them): one clock read fewer.
+        let started = measuring ? (lastIterationEnd != 0 ? lastIterationEnd : MonotonicClock.nanoseconds()) : 0
         // 1. Before sleeping, flush what the previous iteration queued (Redis's beforeSleep writes replies
         //    directly): most writes complete here, so EPOLLOUT is only ever requested after a short write.
         //    Indexing (not for-in) lets a hook add hooks.
@@ -55,7 +56,9 @@ extension LoopContext {
 
         // 6. Load metrics: busy time is the hooks before the sleep plus everything after it.
         if measuring {
-            let busy = (sleeping &- started) &+ (MonotonicClock.nanoseconds() &- now)
+            let end = MonotonicClock.nanoseconds()
+            lastIterationEnd = end
+            let busy = (sleeping &- started) &+ (end &- now)
             for observer in iterationObservers { observer(busy) }
         }
     }

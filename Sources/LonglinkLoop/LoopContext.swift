@@ -55,6 +55,8 @@ public final class LoopContext {
     var beforeSleepHooks: [() -> Void] = []
     /// Told the busy time of every iteration (see `addIterationObserver`).
     var iterationObservers: [(UInt64) -> Void] = []
+    /// When the last measured iteration ended (monotonic ns; 0 before the first).
+    var lastIterationEnd: UInt64 = 0
     /// Loop-confined objects keyed by type, so jobs posted from other threads can find them (see `attach`).
     private var attachments: [ObjectIdentifier: AnyObject] = [:]
     /// Run when the loop finished (`whenFinished`).

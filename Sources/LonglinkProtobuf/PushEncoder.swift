@@ -71,8 +71,8 @@ enum PushEncoder {
         let total: Int
 
         init(_ record: OrderChangeRecord, skippedBefore: Bool) throws(FrameError) {
-            let scheme = record.kind.scheme
-            guard scheme == "order" || scheme == "config" else {
+            let kind = record.kind
+            guard kind == .order || kind == .config else {
                 throw .unencodable("push route \(record.route) carries no records")
             }
             self.record = record
@@ -84,7 +84,7 @@ enum PushEncoder {
             // Route parts are validated identifiers and cannot hold a NUL; state names and field texts can.
             var nul = toCode == nil && holdsNUL(to.name)
             if let from, fromCode == nil { nul = nul || holdsNUL(from.name) }
-            routeSize = scheme.utf8.count + 3 + record.line.name.utf8.count + 1 + record.orderID.rawValue.utf8.count
+            routeSize = kind.utf8Count + 3 + record.line.name.utf8.count + 1 + record.orderID.rawValue.utf8.count
             var size = delimitedSize(routeSize)
             let position = record.position
             if position.offset != 0 { size += varintFieldSize(position.offset) }
@@ -140,7 +140,7 @@ enum PushEncoder {
             // Push.route = 1
             writer.byte(0x0A)
             writer.varint(UInt64(routeSize))
-            writer.utf8(record.kind.scheme)
+            record.kind.withUTF8 { writer.bytes($0) }
             writer.byte(UInt8(ascii: ":"))
             writer.byte(UInt8(ascii: "/"))
             writer.byte(UInt8(ascii: "/"))

@@ -102,8 +102,8 @@ public struct BusinessLine: Hashable, Sendable, Comparable, CustomStringConverti
 public struct OrderState: Hashable, Sendable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The state's name.
     public let name: String
-    /// `IdentifierHash` of the name (seeded per process; never persisted or sent).
-    @usableFromInline let nameHash: UInt64
+    /// `IdentifierHash` of the name (seeded per process; never persisted or sent), for tables keyed by state.
+    public let nameHash: UInt64
 
     /// Creates a state name. Validity against a line is the state machine's business, not this type's.
     public init(_ name: String) {

@@ -54,7 +54,7 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// Whether the route's kind is `kind`, without building the kind's string.
     public func hasKind(_ kind: RouteKind) -> Bool {
-        Int(schemeLength) == kind.scheme.utf8.count && text.utf8.starts(with: kind.scheme.utf8)
+        Int(schemeLength) == kind.utf8Count && kind.withUTF8 { text.utf8.starts(with: $0) }
     }
 
     /// Whether the route is of `kind` in `namespace`, without building strings.
@@ -123,19 +123,49 @@ public struct Route: Hashable, Sendable, Comparable, CustomStringConvertible {
 }
 
 /// The kind of a route, its URL scheme (`order`, `config`, ...): lower-case letters, 1–16 characters.
+///
+/// The letters are packed into two words, zero-padded: every record, route key and cell holds a kind, and an
+/// inline value is copied, compared and hashed without reference counting (a `String` field cost a retain and a
+/// release per copy on the publish path, and a string comparison per key comparison).
 public struct RouteKind: Hashable, Sendable, CustomStringConvertible {
-    /// The scheme without `://`.
-    public let scheme: String
+    /// Letters 0–7 and 8–15, the first letter in the lowest byte.
+    @usableFromInline let low: UInt64
+    @usableFromInline let high: UInt64
 
     /// A kind whose scheme was already checked.
-    init(validated scheme: String) { self.scheme = scheme }
+    init(validated scheme: String) {
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { raw in
+            for (index, byte) in scheme.utf8.prefix(16).enumerated() { raw[index] = byte }
+        }
+        low = UInt64(littleEndian: words.0)
+        high = UInt64(littleEndian: words.1)
+    }
 
     /// Creates a kind, or nil when `scheme` is not 1–16 lower-case letters.
     public init?(_ scheme: String) {
         guard !scheme.isEmpty, scheme.utf8.count <= 16,
             scheme.utf8.allSatisfy({ $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") })
         else { return nil }
-        self.scheme = scheme
+        self.init(validated: scheme)
+    }
+
+    /// The scheme without `://` (built on each call: hot paths use `utf8Count` and `withUTF8`).
+    public var scheme: String { withUTF8 { String(decoding: $0, as: UTF8.self) } }
+
+    /// The scheme's length in bytes.
+    @inlinable public var utf8Count: Int {
+        high != 0 ? 16 - high.leadingZeroBitCount / 8 : 8 - low.leadingZeroBitCount / 8
+    }
+
+    /// Calls `body` with the scheme's bytes (on the stack: no string is built).
+    @inlinable
+    public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var words = (low.littleEndian, high.littleEndian)
+        let count = utf8Count
+        return withUnsafeBytes(of: &words) { raw in
+            body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
+        }
     }
 
     /// Order routes, `order://<line>/<order-id>`.

@@ -45,7 +45,7 @@ public struct RouteKey: Hashable, Sendable {
     private static let lineWideID = OrderID(validated: "*")
 
     public static func == (lhs: RouteKey, rhs: RouteKey) -> Bool {
-        lhs.id == rhs.id && lhs.line == rhs.line && lhs.kind.scheme == rhs.kind.scheme
+        lhs.id == rhs.id && lhs.line == rhs.line && lhs.kind == rhs.kind
     }
 
     /// The order id's hash alone: keys that differ only in line or kind are rare and told apart by `==`.
@@ -56,7 +56,7 @@ public struct RouteKey: Hashable, Sendable {
     /// hub decides who gets a push) and must stay small: a digest takes 8 bytes where a key takes 56.
     public var filterDigest: UInt64 {
         var digest = id.textHash ^ (IdentifierHash.hash(line.name) &* 0x9E37_79B9_7F4A_7C15)
-        if kind.scheme != RouteKind.order.scheme { digest ^= IdentifierHash.hash(kind.scheme) &* 0xC2B2_AE3D_27D4_EB4F }
+        if kind != .order { digest ^= kind.withUTF8 { IdentifierHash.hash($0) } &* 0xC2B2_AE3D_27D4_EB4F }
         return digest
     }
 }

@@ -314,32 +314,55 @@ public struct PeerStateMachine {
     }
 
     private mutating func publish(_ request: PublishRequest, nowMillis: UInt64) -> PublishDecision {
+        var changes: [OrderChange] = []
+        if let actions = publish(request, nowMillis: nowMillis, into: &changes) { return .answer(actions) }
+        return .apply(changes[0], requestID: request.requestID, wantsReceipts: request.wantsReceipts)
+    }
+
+    /// `receivePublish` for the gateway's read path: an accepted change is appended to `changes` (built in place
+    /// in the caller's queue: no decision value is copied and destroyed per publish) and nil is returned; otherwise
+    /// the actions that answer the publish.
+    public mutating func receivePublish(
+        _ request: PublishRequest,
+        nowMillis: UInt64,
+        into changes: inout [OrderChange]
+    ) -> [PeerAction]? {
+        guard phase == .active else { return receive(.publish(request), nowMillis: nowMillis) }
+        lastInboundMillis = nowMillis
+        return publish(request, nowMillis: nowMillis, into: &changes)
+    }
+
+    /// The checks of a publish; an accepted one's change is appended to `changes` (nil returned).
+    private mutating func publish(_ request: PublishRequest, nowMillis: UInt64, into changes: inout [OrderChange]) -> [PeerAction]? {
         guard let orderID = request.validOrderID else {
-            return .answer(refusePublish(request.requestID, .invalidField, "order id '\(request.orderID)' is not [A-Za-z0-9_.-]{1,64}"))
+            return refusePublish(request.requestID, .invalidField, "order id '\(request.orderID)' is not [A-Za-z0-9_.-]{1,64}")
         }
         guard let line = request.validLine else {
-            return .answer(refusePublish(request.requestID, .unknownLine, "business line '\(request.line)' is not a valid name"))
+            return refusePublish(request.requestID, .unknownLine, "business line '\(request.line)' is not a valid name")
         }
         // Role and route scope, before the rate bucket: a refused publish costs the publisher no token. An admin may
         // publish anywhere, so its publishes build no route text for the check.
         // Read in place (a copy of the principal retains its texts and scopes).
         if principal!.role != .admin, let denial = principal!.publishDenial(for: .order(line, orderID)) {
-            return .answer(violation(request.requestID, .permissionDenied, "\(denial)"))
+            return violation(request.requestID, .permissionDenied, "\(denial)")
         }
         guard takePublishToken(nowMillis: nowMillis) else {
-            return .answer(refusePublish(request.requestID, .rateLimited, "more than \(settings.publishesPerSecond) publishes per second"))
+            return refusePublish(request.requestID, .rateLimited, "more than \(settings.publishesPerSecond) publishes per second")
         }
         guard !request.targetState.isEmpty else {
-            return .answer(refusePublish(request.requestID, .invalidField, "target state is empty"))
+            return refusePublish(request.requestID, .invalidField, "target state is empty")
         }
-        let change = OrderChange(
-            orderID: orderID,
-            line: line,
-            targetState: request.target,
-            fields: request.fields,
-            idempotencyKey: request.idempotencyKey
+        let target = request.target
+        changes.append(
+            OrderChange(
+                orderID: orderID,
+                line: line,
+                targetState: target,
+                fields: request.fields,
+                idempotencyKey: request.idempotencyKey
+            )
         )
-        return .apply(change, requestID: request.requestID, wantsReceipts: request.wantsReceipts)
+        return nil
     }
 
     private mutating func refresh(_ request: RefreshRequest, nowMillis: UInt64) -> [PeerAction] {

@@ -21,9 +21,9 @@ final class Connection: SelectorHandler {
 
     /// Process-unique id: a per-loop serial number times 64 plus the loop id, so it stays small.
     let id: UInt64
-    /// The loop's gateway, which holds this connection and outlives it (its loop closes every connection before
-    /// the gateway goes): `unowned(unsafe)`, so the many reads per frame cost no reference counting.
-    unowned(unsafe) let owner: LoopGateway
+    /// The loop's gateway, which holds this connection. (Hot paths read it once into a local, or are handed it:
+    /// each access through the `unowned` reference costs a strong retain and a release.)
+    unowned let owner: LoopGateway
     let transport: any Transport
     /// The peer's IP address alone (the per-address admission key; an IPv4 text fits inline, no allocation).
     let sourceAddress: String
@@ -157,7 +157,7 @@ final class Connection: SelectorHandler {
             }
             switch result {
             case .wouldBlock:
-                releaseIdleBuffer()
+                releaseIdleBuffer(owner: owner)
                 return
             case .processed(0):
                 close(reason: "peer closed the connection")
@@ -165,19 +165,21 @@ final class Connection: SelectorHandler {
             case .processed(let count):
                 total += count
                 lastActivityMillis = owner.nowMillis
-                processFrames()
+                processFrames(owner: owner)
                 // A short read emptied the socket: epoll (level-triggered) reports the next bytes; reading again
                 // now would only return EAGAIN.
                 if transport.lastReadDrained { break reading }
             }
         }
-        releaseIdleBuffer()
+        releaseIdleBuffer(owner: owner)
     }
 
     /// An idle connection keeps no inbound storage: memory per idle connection is what the gateway scales on.
     /// Drained storage goes back to the loop as its spare (unless it grew past `LoopGateway.spareInboundLimit`),
     /// so the next read on this loop does not allocate and zero a fresh read buffer.
-    private func releaseIdleBuffer() {
+    /// `owner` is this connection's loop gateway, handed in by the read path (each access through the `unowned`
+    /// property costs a strong retain and a release).
+    private func releaseIdleBuffer(owner: LoopGateway) {
         guard inbound.readableBytes == 0 && inbound.capacity > 0 else { return }
         if inbound.capacity <= LoopGateway.spareInboundLimit && owner.spareInbound.capacity == 0 {
             inbound.clear()
@@ -188,8 +190,12 @@ final class Connection: SelectorHandler {
     }
 
     func processFrames() {
-        let owner = self.owner
-        let codec = owner.shared.codec
+        processFrames(owner: owner)
+    }
+
+    /// `processFrames()` with this connection's loop gateway handed in (see `releaseIdleBuffer(owner:)`).
+    private func processFrames(owner: LoopGateway) {
+        let shared = owner.shared
         let reader = owner.frameReader
         while !isClosed && peer.phase != .draining {
             if answersBacklogged(on: owner) {
@@ -198,7 +204,8 @@ final class Connection: SelectorHandler {
             }
             let frame: ClientFrame?
             do {
-                frame = try codec.decodeNextClientFrame(from: &inbound, reader: reader)
+                // Through `shared`: a copy of the codec existential cost a copy and a destroy per read.
+                frame = try shared.codec.decodeNextClientFrame(from: &inbound, reader: reader)
             } catch {
                 owner.shared.counters.protocolErrors.add(1, ordering: .relaxed)
                 perform(peer.decodeFailed(error))
@@ -206,15 +213,9 @@ final class Connection: SelectorHandler {
             }
             guard let frame else { return }
             if case .publish(let request) = frame {
-                // The hot frame: a publish bound for the Store builds no action list.
-                // Consumed, so the change moves into the queue (switching over the call's result copied it).
-                let decision = peer.receivePublish(request, nowMillis: owner.wallMillis)
-                switch consume decision {
-                case .apply(let change, let requestID, let wantsReceipts):
-                    owner.publish(change, from: self, requestID: requestID, wantsReceipts: wantsReceipts)
-                case .answer(let actions):
-                    perform(actions)
-                }
+                // The hot frame: a publish bound for the Store builds no action list, and its change is made in
+                // the loop's queue.
+                if let actions = owner.publish(request, from: self, nowMillis: owner.wallMillis) { perform(actions) }
                 continue
             }
             perform(peer.receive(frame, nowMillis: owner.wallMillis))
@@ -274,17 +275,18 @@ final class Connection: SelectorHandler {
 
     /// Answers an accepted publish. On a byte-stream transport the result is written straight into the reply
     /// chunk by the codec (no frame value, no array of its own: issue 19); a message transport (WebSocket) wraps
-    /// it through `send`, and so does a queue near its limit (`send` cuts the connection past it).
+    /// it through `send`, and so does a queue near its limit (`send` cuts the connection past it). `owner` is this
+    /// connection's loop gateway, the caller (no access through the `unowned` property).
     func sendPublishAccepted(
         requestID: UInt32,
         position: StreamPosition,
         timestampMillis: UInt64,
         deduplicated: Bool,
+        owner: LoopGateway,
         applied: () -> AppliedChange
     ) {
         guard !isClosed, !closeAfterFlush, peer.answersPublishes else { return }
         let room = Self.acceptedResultRoom
-        let owner = self.owner
         guard transport.messageFramer == nil, outbound.queuedBytes + room <= owner.outboundLimit else {
             if let frame = peer.publishResult(requestID: requestID, result: .success(applied())) { send(frame) }
             return

@@ -13,26 +13,24 @@ extension LoopGateway {
         let now = wallMillis
         var pushed = 0
         var pushedBytes = 0
-        for encoded in pushes {
-            let record = encoded.record
+        // By index: an iterator hands out a copy of each push (two retains and two releases).
+        for index in pushes.indices {
+            let record = pushes[index].record
             let key = RouteKey(record)
-            var push = PushBytes(frame: encoded.frame, failed: encoded.frame == nil)
+            var push = PushBytes(frame: pushes[index].frame, failed: pushes[index].frame == nil)
             var count = 0
             var subscribers = 0
-            var orderRoute: Route?
             // The subscribers are walked here, not in a closure, with this gateway handed to each (no `unowned`
-            // owner access per subscriber).
+            // owner access per subscriber). The entry is a copy: a subscriber cut while it is walked leaves the hub.
             if let entry = hub.entry(of: key) {
-                let route = entry.route
-                orderRoute = route
                 switch entry.slot {
                 case .one(let connection):
                     subscribers = 1
-                    if connection.deliver(record, on: route, push: &push, owner: self) { count = 1 }
+                    if connection.deliver(record, on: entry.route, push: &push, owner: self) { count = 1 }
                 case .many(let list):
                     let connections = list.connections
                     subscribers = connections.count
-                    for connection in connections where connection.deliver(record, on: route, push: &push, owner: self) {
+                    for connection in connections where connection.deliver(record, on: entry.route, push: &push, owner: self) {
                         count += 1
                     }
                 }
@@ -41,7 +39,7 @@ extension LoopGateway {
             if hub.lineRouteCount > 0 {
                 let lineKey = key.lineWide
                 if hub.contains(lineKey) {
-                    let route = orderRoute ?? record.route
+                    let route = hub.entry(of: key)?.route ?? record.route
                     subscribers += hub.forEachSubscriber(of: lineKey) { connection, line in
                         if connection.deliver(record, on: route, via: line, push: &push, owner: self) { count += 1 }
                     }

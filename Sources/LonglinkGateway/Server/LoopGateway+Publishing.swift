@@ -51,6 +51,25 @@ extension LoopGateway {
     func publish(_ change: OrderChange, from connection: Connection, requestID: UInt32, wantsReceipts: Bool) {
         if publishQueue.changes.isEmpty { publishQueue.startedNanos = context.now }
         publishQueue.changes.append(change)
+        publishAccepted(from: connection, requestID: requestID, wantsReceipts: wantsReceipts)
+    }
+
+    /// The read path's publish: `peer` decides, and an accepted change is built straight into this iteration's
+    /// queue. Returns the actions that answer a publish that was not accepted.
+    func publish(_ request: PublishRequest, from connection: Connection, nowMillis: UInt64) -> [PeerAction]? {
+        let wasEmpty = publishQueue.changes.isEmpty
+        let requestID = request.requestID
+        let wantsReceipts = request.wantsReceipts
+        if let actions = connection.peer.receivePublish(request, nowMillis: nowMillis, into: &publishQueue.changes) {
+            return actions
+        }
+        if wasEmpty { publishQueue.startedNanos = context.now }
+        publishAccepted(from: connection, requestID: requestID, wantsReceipts: wantsReceipts)
+        return nil
+    }
+
+    /// Queues the answer of the change just appended to `publishQueue.changes`.
+    private func publishAccepted(from connection: Connection, requestID: UInt32, wantsReceipts: Bool) {
         publishQueue.waiting.append(.init(connection: connection, requestID: requestID, wantsReceipts: wantsReceipts))
         connection.pendingPublishes += 1
         storeWorkQueued = true
@@ -129,6 +148,7 @@ extension LoopGateway {
                             position: accepted.position,
                             timestampMillis: accepted.timestampMillis,
                             deduplicated: accepted.deduplicated,
+                            owner: self,
                             applied: { if case .success(let change) = results[index] { change } else { preconditionFailure() } }
                         )
                         continue
