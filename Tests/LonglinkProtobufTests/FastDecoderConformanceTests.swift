@@ -2,6 +2,7 @@ import Testing
 
 @testable import LonglinkCore
 @testable import LonglinkProtobuf
+import LonglinkTestSupport
 
 /// The publish fast path (`PublishFastDecoder`) against protobuf-c (`ProtobufFrameCodec(fastPaths: false)`): for
 /// every body, valid or hostile, the codec with its fast path answers exactly what protobuf-c alone answers (the
@@ -64,7 +65,7 @@ struct FastDecoderConformanceTests {
 
     @Test("takes every plain publish protobuf-c writes and decodes it to the same request")
     func plainPublishes() {
-        var random = SplitMix64(seed: 19)
+        var random = SplitMix(seed: 19)
         for _ in 0..<3_000 {
             let request = Self.randomPublish(&random, asciiOnly: true)
             let body = Self.body(.publish(request))
@@ -76,7 +77,7 @@ struct FastDecoderConformanceTests {
 
     @Test("leaves publishes with non-ASCII text to protobuf-c, with the same result")
     func nonASCII() {
-        var random = SplitMix64(seed: 7)
+        var random = SplitMix(seed: 7)
         for _ in 0..<500 {
             var request = Self.randomPublish(&random, asciiOnly: true)
             switch random.next() % 4 {
@@ -205,7 +206,7 @@ struct FastDecoderConformanceTests {
 
     @Test("random mutations of valid publishes: cuts, flipped, inserted and removed bytes")
     func mutations() {
-        var random = SplitMix64(seed: 2026)
+        var random = SplitMix(seed: 2026)
         var taken = 0
         for round in 0..<1_500 {
             let original = Self.body(.publish(Self.randomPublish(&random, asciiOnly: round % 5 != 0)))
@@ -232,7 +233,7 @@ struct FastDecoderConformanceTests {
 
     // MARK: Random publishes
 
-    static func randomPublish(_ random: inout SplitMix64, asciiOnly: Bool) -> PublishRequest {
+    static func randomPublish(_ random: inout SplitMix, asciiOnly: Bool) -> PublishRequest {
         let states = ["created", "dispatching", "driver_assigned", "in_trip", "completed", "cancelled", "custom_state", "", "a"]
         var fields = OrderFields.none
         switch random.next() % 6 {
@@ -271,32 +272,18 @@ struct FastDecoderConformanceTests {
     static let identifierBytes = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-".utf8)
     static let lineBytes = Array("abcdefghijklmnopqrstuvwxyz0123456789_-".utf8)
 
-    static func randomText(_ random: inout SplitMix64, max: Int, from alphabet: [UInt8]) -> String {
+    static func randomText(_ random: inout SplitMix, max: Int, from alphabet: [UInt8]) -> String {
         let length = Int(random.next() % UInt64(max + 1))
         return String(decoding: (0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }, as: UTF8.self)
     }
 
-    static func randomText(_ random: inout SplitMix64, max: Int) -> String {
+    static func randomText(_ random: inout SplitMix, max: Int) -> String {
         let length = Int(random.next() % UInt64(max + 1))
         return String(decoding: (0..<length).map { _ in UInt8(1 + random.next() % 127) }, as: UTF8.self)
     }
 
-    static func randomBytes(_ random: inout SplitMix64, max: Int) -> [UInt8] {
+    static func randomBytes(_ random: inout SplitMix, max: Int) -> [UInt8] {
         (0..<Int(random.next() % UInt64(max + 1))).map { _ in UInt8(truncatingIfNeeded: random.next()) }
     }
 }
 
-/// A small deterministic generator (Vigna's SplitMix64), so failures replay.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

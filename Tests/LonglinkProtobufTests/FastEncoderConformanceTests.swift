@@ -2,6 +2,7 @@ import LonglinkCore
 import Testing
 
 @testable import LonglinkProtobuf
+import LonglinkTestSupport
 
 /// The accepted publish result's hand-written encoder (`PublishResultEncoder`) against protobuf-c: the same bytes
 /// for every value, zero and maximal ones included, through both encoding entry points.
@@ -51,9 +52,9 @@ struct FastEncoderConformanceTests {
 
     @Test("accepted results with random values, and refusals (which protobuf-c encodes)")
     func randomValues() throws {
-        var random = SplitMix64(seed: 5)
+        var random = SplitMix(seed: 5)
         for _ in 0..<5_000 {
-            let shift = { (random: inout SplitMix64) in random.next() >> (random.next() % 64) }
+            let shift = { (random: inout SplitMix) in random.next() >> (random.next() % 64) }
             try Self.expectSameBytes(PublishResult(
                 requestID: UInt32(truncatingIfNeeded: shift(&random)),
                 outcome: .accepted(position: StreamPosition(epoch: UInt32(truncatingIfNeeded: shift(&random)), offset: shift(&random)),

@@ -2,6 +2,7 @@ import LonglinkCore
 import Testing
 
 @testable import LonglinkProtobuf
+import LonglinkTestSupport
 
 /// The hand-written push encoder writes exactly the bytes protobuf-c packs for the same push: checked against the
 /// codec's own encoding for thousands of generated records that cover every field, both ways of sending a state,
@@ -102,16 +103,3 @@ struct PushEncoderTests {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so a failure names a record that reproduces.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}

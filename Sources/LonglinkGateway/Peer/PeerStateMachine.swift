@@ -352,12 +352,11 @@ public struct PeerStateMachine {
         guard !request.targetState.isEmpty else {
             return refusePublish(request.requestID, .invalidField, "target state is empty")
         }
-        let target = request.target
         changes.append(
             OrderChange(
                 orderID: orderID,
                 line: line,
-                targetState: target,
+                targetState: request.target,
                 fields: request.fields,
                 idempotencyKey: request.idempotencyKey
             )

@@ -282,13 +282,14 @@ final class Connection: SelectorHandler {
         position: StreamPosition,
         timestampMillis: UInt64,
         deduplicated: Bool,
-        owner: LoopGateway,
-        applied: () -> AppliedChange
+        owner: LoopGateway
     ) {
         guard !isClosed, !closeAfterFlush, peer.answersPublishes else { return }
         let room = Self.acceptedResultRoom
         guard transport.messageFramer == nil, outbound.queuedBytes + room <= owner.outboundLimit else {
-            if let frame = peer.publishResult(requestID: requestID, result: .success(applied())) { send(frame) }
+            let result = PublishResult.accepted(
+                requestID: requestID, position: position, timestampMillis: timestampMillis, deduplicated: deduplicated)
+            send(.publishResult(result))
             return
         }
         // The shared object is captured, not its codec: copying the existential out cost a copy and a destroy.

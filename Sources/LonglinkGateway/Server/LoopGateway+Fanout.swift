@@ -20,9 +20,12 @@ extension LoopGateway {
             var push = PushBytes(frame: pushes[index].frame, failed: pushes[index].frame == nil)
             var count = 0
             var subscribers = 0
+            // The hub's copy of the order's route, kept for line-wide subscribers only (see below).
+            var orderRoute: Route?
             // The subscribers are walked here, not in a closure, with this gateway handed to each (no `unowned`
             // owner access per subscriber). The entry is a copy: a subscriber cut while it is walked leaves the hub.
             if let entry = hub.entry(of: key) {
+                if hub.lineRouteCount > 0 { orderRoute = entry.route }
                 switch entry.slot {
                 case .one(let connection):
                     subscribers = 1
@@ -39,7 +42,7 @@ extension LoopGateway {
             if hub.lineRouteCount > 0 {
                 let lineKey = key.lineWide
                 if hub.contains(lineKey) {
-                    let route = hub.entry(of: key)?.route ?? record.route
+                    let route = orderRoute ?? record.route
                     subscribers += hub.forEachSubscriber(of: lineKey) { connection, line in
                         if connection.deliver(record, on: route, via: line, push: &push, owner: self) { count += 1 }
                     }

@@ -148,23 +148,18 @@ extension LoopGateway {
                             position: accepted.position,
                             timestampMillis: accepted.timestampMillis,
                             deduplicated: accepted.deduplicated,
-                            owner: self,
-                            applied: { if case .success(let change) = results[index] { change } else { preconditionFailure() } }
+                            owner: self
                         )
                         continue
                     }
-                    switch results[index] {
-                    case .success:
-                        preconditionFailure("an accepted result without its figures")
-                    case .failure(let error):
-                        counters.publishesRefused.add(1, ordering: .relaxed)
-                        counters.recordPublishRefused(error.code)
-                        if error.code == .unavailable { counters.storeErrors.add(1, ordering: .relaxed) }
-                        guard !connection.isClosed else { continue }
-                        connection.pendingPublishes -= 1
-                        if let frame = connection.peer.publishResult(requestID: waiting[index].requestID, result: results[index]) {
-                            connection.send(frame)
-                        }
+                    guard case .failure(let error) = results[index] else { continue }
+                    counters.publishesRefused.add(1, ordering: .relaxed)
+                    counters.recordPublishRefused(error.code)
+                    if error.code == .unavailable { counters.storeErrors.add(1, ordering: .relaxed) }
+                    guard !connection.isClosed else { continue }
+                    connection.pendingPublishes -= 1
+                    if let frame = connection.peer.publishResult(requestID: waiting[index].requestID, result: results[index]) {
+                        connection.send(frame)
                     }
                 }
             }
