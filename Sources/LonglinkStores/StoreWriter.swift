@@ -244,6 +244,9 @@ public final class StoreWriter: Sendable {
 
     /// Batches, changes and expired orders so far.
     public var statistics: Statistics { mailbox.statistics }
+
+    /// The most changes `applyOnCaller` commits on its caller's thread (a bigger batch goes to the writer thread).
+    public static var callerBatchLimit: Int { Mailbox.callerBatchLimit }
 }
 
 /// A request to the writer thread.

@@ -66,7 +66,7 @@ struct StoreWriterBatchTests {
 
         let caller = try StoreWriter(configuration: .init(expiryIntervalMillis: 0, commitsOnCaller: true)) { MemoryOrderStore() }
         defer { caller.shutdown() }
-        let big = (0..<17).map { OrderFixtures.change("big\($0)", BuiltInLines.created) }
+        let big = (0...StoreWriter.callerBatchLimit).map { OrderFixtures.change("big\($0)", BuiltInLines.created) }
         #expect(!caller.applyOnCaller(big, appendingTo: &results))
         #expect(results.isEmpty)
         #expect(caller.statistics.changes == 0)

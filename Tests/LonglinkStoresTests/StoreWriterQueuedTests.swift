@@ -63,14 +63,16 @@ struct StoreWriterQueuedTests {
         var committed = 0
         // The writer thread must be asleep for the hand-over; it is, unless it is still finishing the previous
         // round, so a few rounds are allowed.
+        // More requests than a caller commits itself (`StoreWriter.callerBatchLimit`).
+        let count = StoreWriter.callerBatchLimit + 24
         for round in 0..<50 where !handedOver {
             let seen = QueuedResults()
-            for i in 0..<40 {
+            for i in 0..<count {
                 writer.apply(OrderFixtures.change("b\(round)-\(i)", BuiltInLines.created), deferred: true) { seen.note($0) }
             }
             writer.commitQueued()
-            seen.wait(for: 40)
-            #expect(seen.count == 40)
+            seen.wait(for: count)
+            #expect(seen.count == count)
             committed += seen.results.withLock { $0.filter { (try? $0.get()) != nil }.count }
             handedOver = !seen.threads.withLock { $0 }.contains(caller)
             if !handedOver { usleep(10_000) }
