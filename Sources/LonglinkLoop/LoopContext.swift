@@ -251,9 +251,9 @@ public final class LoopContext {
 
     // MARK: Attachments.
 
-    /// Attaches a loop-confined object (e.g. a server's per-loop state) so that jobs posted with
-    /// `EventLoop.execute` find it with `attachment(_:)`: a job carries only Sendable values and looks up what it
-    /// needs here, on the loop thread. One object per type; attaching again replaces it.
+    /// Attaches a loop-confined object so that code on this loop (or a job posted with `EventLoop.execute`) finds it
+    /// with `attachment(_:)`, by type. One object per type; attaching again replaces it. For an object that jobs
+    /// from other threads reach, prefer a `LoopBound` handle: the job holds it, with no lookup and no cast.
     public func attach<T: AnyObject>(_ object: T) {
         assertOnLoop()
         attachments[ObjectIdentifier(T.self)] = object

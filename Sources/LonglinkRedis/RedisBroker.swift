@@ -65,6 +65,9 @@ public final class RedisBroker: Broker {
     public let configuration: Configuration
     private let group: EventLoopGroup
     private let status: RedisBrokerStatus
+    /// The session on the broker's loop: made and bound by `start`'s job, so every job posted after `start` finds
+    /// it (until `shutdown` lets go of it, or the loop finished).
+    private let session: LoopBound<RedisBrokerSession>
 
     /// Creates the broker and its loop thread; nothing connects before `start`.
     public init(configuration: Configuration) throws(BrokerError) {
@@ -75,6 +78,7 @@ public final class RedisBroker: Broker {
         } catch {
             throw .unavailable("cannot start the Redis broker's loop: \(error)")
         }
+        session = LoopBound(loop: group.loops[0])
     }
 
     /// Whether both connections to Redis are up (the node's readiness).
@@ -88,44 +92,44 @@ public final class RedisBroker: Broker {
         let configuration = self.configuration
         let status = self.status
         status.running.store(true, ordering: .releasing)
-        let posted = group.loops[0].execute { context in
-            let session = RedisBrokerSession(configuration: configuration, status: status, handler: handler, context: context)
-            context.attach(session)
-            session.connect()
+        let posted = session.loop.execute { [session] context in
+            let made = RedisBrokerSession(configuration: configuration, status: status, handler: handler, context: context)
+            session.bind(made, on: context)
+            made.connect()
         }
         guard posted else { throw .notRunning }
     }
 
     public func subscribe(_ routes: [Route]) throws(BrokerError) {
         try checkAvailable()
-        group.loops[0].execute { context in context.attachment(RedisBrokerSession.self)?.subscribe(routes) }
+        session.loop.execute { [session] _ in session.object?.subscribe(routes) }
     }
 
     public func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void) {
-        let posted = group.loops[0].execute { context in
-            guard let session = context.attachment(RedisBrokerSession.self) else { return body() }
+        let posted = session.loop.execute { [session] _ in
+            guard let session = session.object else { return body() }
             session.whenSubscribed(routes, body)
         }
         if !posted { body() }  // shut down: the read proceeds, and no push will follow anyway
     }
 
     public func unsubscribe(_ routes: [Route]) throws(BrokerError) {
-        group.loops[0].execute { context in context.attachment(RedisBrokerSession.self)?.unsubscribe(routes) }
+        session.loop.execute { [session] _ in session.object?.unsubscribe(routes) }
     }
 
     /// Publishes a record (for stores that do not publish themselves). Throws `.unavailable` while Redis is
     /// unreachable; a record accepted here and lost with the connection before it was written is logged.
     public func publish(_ record: OrderChangeRecord) throws(BrokerError) {
         try checkAvailable()
-        group.loops[0].execute { context in context.attachment(RedisBrokerSession.self)?.publish(record) }
+        session.loop.execute { [session] _ in session.object?.publish(record) }
     }
 
     public func shutdown() {
         status.running.store(false, ordering: .releasing)
         guard !status.shutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        group.loops[0].execute { context in
-            context.attachment(RedisBrokerSession.self)?.close()
-            context.detach(RedisBrokerSession.self)
+        session.loop.execute { [session] _ in
+            session.object?.close()
+            session.unbind()
         }
         group.shutdownGracefully()
     }

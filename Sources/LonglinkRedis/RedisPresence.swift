@@ -27,6 +27,9 @@ public final class RedisPresence: PresenceStore {
     /// Where other nodes' join/leave events go.
     let remoteHandler = Mutex<(@Sendable (PresenceEvent) -> Void)?>(nil)
     private let group: EventLoopGroup
+    /// The session on the presence loop: made and bound by the loop's first job (posted by `init`), so every later
+    /// job finds it (until `shutdown` lets go of it, or the loop finished).
+    private let session: LoopBound<RedisPresenceSession>
     private let stopped = Atomic<Bool>(false)
 
     /// Starts the loop and connects (retrying in the background).
@@ -38,14 +41,15 @@ public final class RedisPresence: PresenceStore {
         } catch {
             throw .unavailable("cannot start the Redis presence loop: \(error)")
         }
+        session = LoopBound(loop: group.loops[0])
         let configuration = self.configuration
-        group.loops[0].execute { [local, dirty, self] context in
-            let session = RedisPresenceSession(
+        session.loop.execute { [local, dirty, session, self] context in
+            let made = RedisPresenceSession(
                 configuration: configuration, local: local, dirty: dirty, context: context,
                 remote: { [weak self] event in self?.remoteHandler.withLock { $0 }?(event) }
             )
-            context.attach(session)
-            session.connect()
+            session.bind(made, on: context)
+            made.connect()
         }
     }
 
@@ -66,7 +70,7 @@ public final class RedisPresence: PresenceStore {
     /// none over the counts-only threshold).
     private func announce(_ route: Route, joined: Bool, _ member: PresenceMember) {
         guard local.localCount(of: route) <= configuration.countsOnlyAbove else { return }
-        group.loops[0].execute { context in context.attachment(RedisPresenceSession.self)?.publish(route, joined: joined, member) }
+        session.loop.execute { [session] _ in session.object?.publish(route, joined: joined, member) }
     }
 
     public func deliverRemoteEvents(to handler: @escaping @Sendable (PresenceEvent) -> Void) {
@@ -74,20 +78,18 @@ public final class RedisPresence: PresenceStore {
     }
 
     public func watchEvents(_ route: Route) {
-        group.loops[0].execute { context in context.attachment(RedisPresenceSession.self)?.watch(route) }
+        session.loop.execute { [session] _ in session.object?.watch(route) }
     }
 
     public func unwatchEvents(_ route: Route) {
-        group.loops[0].execute { context in context.attachment(RedisPresenceSession.self)?.unwatch(route) }
+        session.loop.execute { [session] _ in session.object?.unwatch(route) }
     }
 
     public func localCount(of route: Route) -> Int { local.localCount(of: route) }
 
     public func presence(of route: Route, completion: @escaping @Sendable (Result<[PresenceMember], PresenceError>) -> Void) {
-        let posted = group.loops[0].execute { context in
-            guard let session = context.attachment(RedisPresenceSession.self) else {
-                return completion(.failure(.unavailable("presence is shut down")))
-            }
+        let posted = session.loop.execute { [session] _ in
+            guard let session = session.object else { return completion(.failure(.unavailable("presence is shut down"))) }
             session.read(route, completion: completion)
         }
         if !posted { completion(.failure(.unavailable("presence is shut down"))) }
@@ -97,17 +99,17 @@ public final class RedisPresence: PresenceStore {
     public func shutdown() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let done = Atomic<Bool>(false)
-        let posted = group.loops[0].execute { context in
-            guard let session = context.attachment(RedisPresenceSession.self) else { return done.store(true, ordering: .releasing) }
+        let posted = session.loop.execute { [session] _ in
+            guard let session = session.object else { return done.store(true, ordering: .releasing) }
             session.removeAll { done.store(true, ordering: .releasing) }
         }
         let deadline = ContinuousClock.now + .seconds(1)
         while posted && !done.load(ordering: .acquiring) && ContinuousClock.now < deadline {
             usleep(1_000)
         }
-        group.loops[0].execute { context in
-            context.attachment(RedisPresenceSession.self)?.close()
-            context.detach(RedisPresenceSession.self)
+        session.loop.execute { [session] _ in
+            session.object?.close()
+            session.unbind()
         }
         group.shutdownGracefully()
     }
@@ -121,8 +123,8 @@ public final class RedisPresence: PresenceStore {
         }
         guard schedule else { return }
         let interval = configuration.flushInterval
-        group.loops[0].execute { context in
-            context.schedule(after: interval) { context.attachment(RedisPresenceSession.self)?.flush() }
+        session.loop.execute { [session] context in
+            context.schedule(after: interval) { session.object?.flush() }
         }
     }
 }

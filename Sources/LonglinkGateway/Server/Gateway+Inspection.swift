@@ -65,12 +65,13 @@ extension Gateway {
     /// Collects every loop's connections and route counts (each loop answers on its own thread through
     /// `execute`); `completion` runs once, on the last loop to answer, or at once when no loop runs.
     public func inspect(_ completion: @escaping @Sendable (GatewayInspection) -> Void) {
-        let loops = eventLoops
-        guard !loops.isEmpty else { return completion(GatewayInspection(connections: [], routeSubscribers: [:])) }
-        let collector = InspectionCollector(expected: loops.count, completion: completion)
-        for loop in loops {
-            let posted = loop.execute { context in
-                guard let gateway = context.attachment(LoopGateway.self) else { return collector.add([], [:]) }
+        let ports = shared.loopGateways.withLock { $0 }
+        guard !ports.isEmpty else { return completion(GatewayInspection(connections: [], routeSubscribers: [:])) }
+        let collector = InspectionCollector(expected: ports.count, completion: completion)
+        for port in ports {
+            let bound = port.bound
+            let posted = bound.loop.execute { _ in
+                guard let gateway = bound.object else { return collector.add([], [:]) }
                 collector.add(gateway.connectionInfos(), gateway.hub.subscriberCounts())
             }
             if !posted { collector.add([], [:]) }
@@ -87,11 +88,11 @@ extension Gateway {
     ) {
         guard clientID.hasPrefix("c"), let id = UInt64(clientID.dropFirst()) else { return completion(false) }
         let loopID = Int(id & 63)  // ids are serial << 6 | loop id (LoopGateway.accept)
-        let loops = eventLoops
-        guard loopID < loops.count else { return completion(false) }
-        let posted = loops[loopID].execute { context in
-            guard let gateway = context.attachment(LoopGateway.self), let connection = gateway.connections[id],
-                !connection.isClosed
+        let ports = shared.loopGateways.withLock { $0 }
+        guard loopID < ports.count else { return completion(false) }
+        let bound = ports[loopID].bound
+        let posted = bound.loop.execute { _ in
+            guard let gateway = bound.object, let connection = gateway.connections[id], !connection.isClosed
             else { return completion(false) }
             gateway.shared.logger.notice(
                 "admin disconnect \(code)",

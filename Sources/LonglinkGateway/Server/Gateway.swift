@@ -95,21 +95,29 @@ public final class Gateway: Sendable {
         let factories = specs.map(\.transport)
         let loops: EventLoopGroup
         do {
-            loops = try EventLoopGroup(numberOfThreads: loopCount) { context in
+            loops = try EventLoopGroup(numberOfThreads: loopCount)
+        } catch {
+            throw ListenFailure(address: specs.map { "\($0.host):\($0.port)" }.joined(separator: ", "), error: error)
+        }
+        // Each loop's port (its gateway's handle and its push inbox) exists before the gateway, which the loop makes
+        // in its first job: every job posted to a loop through its port runs after that one and finds the gateway.
+        let loopPorts = loops.loops.map { LoopPort(bound: LoopBound(loop: $0), pushes: PushInbox()) }
+        for (loop, port) in zip(loops.loops, loopPorts) {
+            loop.execute { context in
                 do {
                     let mine = listeningFDs[context.eventLoop.id]
                     _ = try LoopGateway(
                         context: context,
                         shared: shared,
+                        port: port,
                         listeners: zip(mine, factories).map { LoopGateway.ListenerSpec(fd: $0, transport: $1) }
                     )
                 } catch {
                     shared.logger.error("loop \(context.eventLoop.id) could not start: \(error)")
                 }
             }
-        } catch {
-            throw ListenFailure(address: specs.map { "\($0.host):\($0.port)" }.joined(separator: ", "), error: error)
         }
+        shared.loopGateways.withLock { $0 = loopPorts }
         shared.loops.withLock { $0 = loops.loops }
         group.withLock { $0 = loops }
         for (spec, port) in zip(specs, ports) {
@@ -129,14 +137,15 @@ public final class Gateway: Sendable {
             return true
         }
         guard proceed else { return }
-        let loops = shared.loops.withLock { $0 }
+        let ports = shared.loopGateways.withLock { $0 }
         shared.drainedLoops.store(0, ordering: .relaxed)
-        for loop in loops {
-            loop.execute { context in context.attachment(LoopGateway.self)?.drain() }
+        for port in ports {
+            let gateway = port.bound
+            gateway.loop.execute { _ in gateway.object?.drain() }
         }
         let period = shared.configuration.drainPeriod + .seconds(1)
         let deadline = ContinuousClock.now + period
-        while shared.drainedLoops.load(ordering: .relaxed) < loops.count && ContinuousClock.now < deadline {
+        while shared.drainedLoops.load(ordering: .relaxed) < ports.count && ContinuousClock.now < deadline {
             usleep(5_000)
         }
         // Give the last disconnect frames one more loop iteration to reach the socket.

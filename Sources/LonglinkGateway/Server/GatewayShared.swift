@@ -18,8 +18,9 @@ final class GatewayShared: Sendable {
     let clock: any WallClock
     /// The loops, set once they exist (read by completions to find a connection's loop).
     let loops = Mutex<[EventLoop]>([])
-    /// Each loop's gateway state and push inbox by loop index, for the fan-out: added by each loop as it starts.
-    let loopGateways = Mutex<[LoopPort?]>([])
+    /// Each loop's gateway handle and push inbox by loop index, for the fan-out and every job posted to a loop's
+    /// gateway: set by `Gateway.start` with `loops` (each handle is bound once that loop made its gateway).
+    let loopGateways = Mutex<[LoopPort]>([])
     /// Which loops hold subscribers of which routes (a commit wakes only those).
     let loopRoutes: LoopRoutes
     /// Loops that finished draining.
@@ -56,8 +57,9 @@ final class GatewayShared: Sendable {
         self.loopRoutes = LoopRoutes(loopCount: configuration.loopCount)
         // Other nodes' joins and leaves (Redis presence) go to every loop like this node's own.
         presence.deliverRemoteEvents { [weak self] event in
-            for loop in self?.loops.withLock({ $0 }) ?? [] {
-                loop.execute { context in context.attachment(LoopGateway.self)?.deliverPresenceEvent(event) }
+            for port in self?.loopGateways.withLock({ $0 }) ?? [] {
+                let gateway = port.bound
+                gateway.loop.execute { _ in gateway.object?.deliverPresenceEvent(event) }
             }
         }
     }
@@ -94,14 +96,14 @@ final class GatewayDelivery: BrokerDelivery {
         if ports.count == 1 || !shared.loopRoutes.tracks {
             // One loop holds every subscription of this node, and the broker delivers only wanted records: the
             // pushes are encoded straight into the inbox.
-            if ports.count == 1, let port = ports[0] {
-                port.hand { pushes in
+            if ports.count == 1 {
+                ports[0].hand { pushes in
                     for record in records { pushes.append(encode(record)) }
                 }
                 return
             }
             let encoded = records.map(encode)
-            for case let port? in ports {
+            for port in ports {
                 port.hand { $0.append(contentsOf: encoded) }
             }
             return
@@ -115,7 +117,6 @@ final class GatewayDelivery: BrokerDelivery {
         // Records no loop wants (a networked broker may deliver a route a loop just left) are not encoded.
         let pushes = zip(records, masks).map { record, mask in mask == 0 ? nil : encode(record) }
         for (index, port) in ports.enumerated() where all & (1 << UInt64(index)) != 0 {
-            guard let port else { continue }
             let bit: UInt64 = 1 << UInt64(index)
             port.hand { inbox in
                 for (push, mask) in zip(pushes, masks) where mask & bit != 0 {
@@ -141,13 +142,15 @@ final class GatewayDelivery: BrokerDelivery {
         shared.logger.warning("the broker resubscribed after losing its backend: \(routes.count) routes resume from the store")
         // Through the push inboxes, in order with the pushes: a push the broker delivers after this must not reach
         // a subscriber before it is dropped (it would skip the records missed in between, and resume after them).
-        for case let port? in shared.loopGateways.withLock({ $0 }) {
+        for port in shared.loopGateways.withLock({ $0 }) {
             port.handDrop(of: routes)
         }
     }
 }
 
-/// One loop as the fan-out reaches it: its gateway state (for jobs) and its push inbox.
+/// One loop as the fan-out reaches it: its gateway state (for jobs) and its push inbox. Made by `Gateway.start` for
+/// each loop before the loop's gateway exists (`bound` is bound when it does), so a job posted to any loop can hold
+/// the handle; the loop's gateway is made by the loop's first job, so every later job finds it.
 struct LoopPort: Sendable {
     let bound: LoopBound<LoopGateway>
     let pushes: PushInbox

@@ -17,11 +17,11 @@ extension LoopGateway {
     /// After the hub and the broker took the subscription: answer once the broker confirmed it (a networked broker
     /// confirms asynchronously), so every record committed after `subscribed` reaches the subscriber.
     func subscribeLineWide(_ connection: Connection, to route: Route) {
-        let loop = context.eventLoop
+        let bound = self.bound
         let connectionID = connection.id
         shared.broker.whenSubscribed([route]) {
-            loop.execute { context in
-                context.attachment(LoopGateway.self)?.subscribeRead(
+            bound.loop.execute { _ in
+                bound.object?.subscribeRead(
                     connectionID,
                     route: route,
                     result: .success(SubscribeRead(epoch: 0, snapshot: nil, history: nil))

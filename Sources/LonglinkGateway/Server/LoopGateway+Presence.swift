@@ -45,8 +45,9 @@ extension LoopGateway {
             shared.presence.localCount(of: route) <= shared.presence.countsOnlyAbove
         else { return }
         let event = PresenceEvent(route: route, joined: joined, member: member)
-        for loop in shared.loops.withLock({ $0 }) {
-            loop.execute { context in context.attachment(LoopGateway.self)?.deliverPresenceEvent(event) }
+        for port in shared.loopGateways.withLock({ $0 }) {
+            let gateway = port.bound
+            gateway.loop.execute { _ in gateway.object?.deliverPresenceEvent(event) }
         }
     }
 
@@ -62,7 +63,7 @@ extension LoopGateway {
 
     /// Answers a `presence` request with every member over every node (counts only above the threshold).
     func presence(of route: Route, for connection: Connection, requestID: UInt32) {
-        let loop = context.eventLoop
+        let bound = self.bound
         let connectionID = connection.id
         let threshold = shared.presence.countsOnlyAbove
         shared.presence.presence(of: route) { result in
@@ -73,9 +74,8 @@ extension LoopGateway {
             case .failure(let error):
                 frame = .error(ErrorFrame(requestID: requestID, code: .unavailable, message: "\(error)"))
             }
-            loop.execute { context in
-                guard let gateway = context.attachment(LoopGateway.self),
-                    let connection = gateway.connections[connectionID], !connection.isClosed
+            bound.loop.execute { _ in
+                guard let gateway = bound.object, let connection = gateway.connections[connectionID], !connection.isClosed
                 else { return }
                 connection.send(frame)
             }

@@ -84,12 +84,12 @@ extension LoopGateway {
         // watched before the broker gets the records, so no subscriber (on any loop) can acknowledge one unwatched.
         let watches = Self.receiptWatches(publishQueue.waiting)
         let shared = self.shared
-        let loop = context.eventLoop
+        let bound = self.bound
         if publishQueue.inFlight.isEmpty && publishQueue.committed.isEmpty
             && shared.store.applyOnCaller(
                 publishQueue.changes,
                 appendingTo: &publishQueue.results,
-                beforeHandOff: { results in Self.watchReceipts(watches, results, shared: shared, loop: loop) }
+                beforeHandOff: { results in Self.watchReceipts(watches, results, shared: shared, publisher: bound) }
             )
         {
             publishQueue.markCommitted()
@@ -101,9 +101,8 @@ extension LoopGateway {
         swap(&waiting, &publishQueue.waiting)
         publishQueue.inFlight.append((waiting, publishQueue.startedNanos))
         // Receipts are watched on the committing thread, right after the commit's hand-off (as before the batch path).
-        let bound = self.bound
         shared.store.applyQueued(contentsOf: changes) { results in
-            Self.watchReceipts(watches, results, shared: shared, loop: bound.loop)
+            Self.watchReceipts(watches, results, shared: shared, publisher: bound)
             bound.loop.execute { _ in bound.object?.answerInFlight(results) }
         }
     }
@@ -179,7 +178,7 @@ extension LoopGateway {
         _ watches: [(Int, UInt64)],
         _ results: some RandomAccessCollection<Result<AppliedChange, StoreError>>,
         shared: GatewayShared,
-        loop: EventLoop
+        publisher: LoopBound<LoopGateway>
     ) {
         guard !watches.isEmpty else { return }
         let now = shared.clock.nowMillis()
@@ -191,7 +190,7 @@ extension LoopGateway {
             shared.receipts.watch(
                 applied.record.route,
                 applied.record.position,
-                publisherLoop: loop,
+                publisher: publisher,
                 connection: connectionID,
                 nowMillis: now
             )
@@ -216,11 +215,9 @@ extension LoopGateway {
 
     func acknowledged(_ route: Route, offset: UInt64, by connection: Connection) {
         let receipts = shared.receipts.acknowledged(route, offset: offset, subscriberID: connection.clientID, nowMillis: wallMillis)
-        for (loop, connectionID, receipt) in receipts {
-            loop.execute { context in
-                guard let gateway = context.attachment(LoopGateway.self),
-                    let publisher = gateway.connections[connectionID], !publisher.isClosed
-                else { return }
+        for (gateway, connectionID, receipt) in receipts {
+            gateway.loop.execute { _ in
+                guard let publisher = gateway.object?.connections[connectionID], !publisher.isClosed else { return }
                 publisher.send(.deliveryReceipt(receipt))
             }
         }

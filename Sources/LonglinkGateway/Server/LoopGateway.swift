@@ -4,8 +4,9 @@ import LonglinkLoop
 import Synchronization
 
 /// The gateway's state on one event loop: its listener, its connections, its hub and its flush list.
-/// Created on the loop thread and attached to its `LoopContext`; jobs from other threads (deliveries, Store
-/// completions) find it there.
+/// Created on the loop thread and bound to its loop's `LoopPort` handle (made by `Gateway.start` before the loop's
+/// gateway exists); jobs from other threads (deliveries, Store completions, admin requests) reach it through that
+/// typed handle, `bound`.
 final class LoopGateway {
     let context: LoopContext
     let shared: GatewayShared
@@ -48,8 +49,8 @@ final class LoopGateway {
     var storeWorkQueued = false
     /// This loop's publishes waiting for the Store or for their answers (see `LoopGateway+Publishing`).
     var publishQueue = PublishQueue()
-    /// Pushes committed for this loop's subscribers, taken before the loop sleeps (see `PushInbox`).
-    let pushInbox = PushInbox()
+    /// Pushes committed for this loop's subscribers, taken before the loop sleeps (see `PushInbox`); the port's.
+    let pushInbox: PushInbox
     /// The batch `takePushes` works on, and the subscriber drops between its pushes (capacities reused).
     var pushBatch: [EncodedPush] = []
     var dropBatch: [PushInbox.Drop] = []
@@ -69,13 +70,17 @@ final class LoopGateway {
     var deferredHandshakes: [Connection] = []
     /// This loop's subscriptions that asked for presence events (connection id, route); see `LoopGateway+Presence`.
     var presenceListeners: Set<PresenceListener> = []
-    /// This object with its loop, for jobs posted to it from other threads (deliveries): no lookup by type.
-    private(set) lazy var bound = LoopBound(self, on: context)
+    /// This object with its loop, for jobs posted to it from other threads (deliveries): no lookup by type. The
+    /// port's handle, bound in `init`; it keeps this object alive until the loop finishes.
+    let bound: LoopBound<LoopGateway>
     /// This loop's index (its bit in `LoopRoutes`).
     var loopIndex: Int { context.eventLoop.id }
 
-    init(context: LoopContext, shared: GatewayShared, listeners specs: [ListenerSpec]) throws(IOError) {
+    /// Makes the gateway of `port`'s loop (call on that loop) and binds it to `port.bound`.
+    init(context: LoopContext, shared: GatewayShared, port: LoopPort, listeners specs: [ListenerSpec]) throws(IOError) {
         self.context = context
+        self.bound = port.bound
+        self.pushInbox = port.pushes
         // Housekeeping visits every connection once per tick interval, a slice at a time, so a loop with thousands
         // of connections never stops delivering for the whole sweep at once.
         let tick = shared.configuration.tickInterval
@@ -92,7 +97,8 @@ final class LoopGateway {
         self.readBudget = shared.configuration.readBudget
         self.handshakesPerIteration = max(1, shared.configuration.admission.handshakesPerIteration)
         self.handshakeTokens = handshakesPerIteration
-        context.attach(self)
+        // Before anything can fail: a loop whose listeners could not all be made keeps the gateway it has.
+        bound.bind(self, on: context)
         // One call through the `unowned` reference (each access costs a strong retain and release).
         context.addBeforeSleep { [unowned self] in self.beforeSleep() }
         context.schedule(every: slice) { [unowned self] in self.tickSlice() }
@@ -115,12 +121,6 @@ final class LoopGateway {
                 throw error
             }
             listeners.append(listener)
-        }
-        let bound = self.bound
-        let index = context.eventLoop.id
-        shared.loopGateways.withLock { gateways in
-            while gateways.count <= index { gateways.append(nil) }
-            gateways[index] = LoopPort(bound: bound, pushes: self.pushInbox)
         }
     }
 
@@ -286,7 +286,7 @@ final class LoopGateway {
             return
         }
         if route.kind == .config {
-            let loop = context.eventLoop
+            let bound = self.bound
             let connectionID = connection.id
             let shared = self.shared
             // As for orders below: read the toggle only once a networked broker confirmed the subscription, or a
@@ -294,9 +294,7 @@ final class LoopGateway {
             // a follower got the first of three values and never the other two).
             shared.broker.whenSubscribed([route]) {
                 shared.store.readToggleForSubscribe(route, since: since) { result in
-                    loop.execute { context in
-                        context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
-                    }
+                    bound.loop.execute { _ in bound.object?.subscribeRead(connectionID, route: route, result: result) }
                 }
             }
             return
@@ -308,7 +306,7 @@ final class LoopGateway {
             )
             return
         }
-        let loop = context.eventLoop
+        let bound = self.bound
         let connectionID = connection.id
         let shared = self.shared
         // A networked broker (Redis) confirms the subscription asynchronously: read the snapshot only then, so a
@@ -317,12 +315,10 @@ final class LoopGateway {
         // sleeps, with this iteration's other store requests.
         shared.broker.whenSubscribed([route]) {
             let completion: @Sendable (Result<SubscribeRead, StoreError>) -> Void = { result in
-                loop.execute { context in
-                    context.attachment(LoopGateway.self)?.subscribeRead(connectionID, route: route, result: result)
-                }
+                bound.loop.execute { _ in bound.object?.subscribeRead(connectionID, route: route, result: result) }
             }
             let limit = shared.configuration.peer.maxRecoveredRecords + 1
-            if loop.inEventLoop {
+            if bound.loop.inEventLoop {
                 shared.store.readForSubscribeQueued(line, order, since: since, limit: limit, completion: completion)
             } else {
                 shared.store.readForSubscribe(line, order, since: since, limit: limit, completion: completion)

@@ -7,7 +7,8 @@ import Synchronization
 final class ReceiptBook: Sendable {
     struct Watch {
         var position: StreamPosition
-        var publisherLoop: EventLoop
+        /// The publisher's loop gateway, reached by a job on its loop.
+        var publisher: LoopBound<LoopGateway>
         var publisherConnection: UInt64
         var acked: Set<String>
         var createdAtMillis: UInt64
@@ -24,29 +25,36 @@ final class ReceiptBook: Sendable {
     }
 
     /// Starts watching acks of `position` on `route` for a publisher.
-    func watch(_ route: Route, _ position: StreamPosition, publisherLoop: EventLoop, connection: UInt64, nowMillis: UInt64) {
+    func watch(
+        _ route: Route,
+        _ position: StreamPosition,
+        publisher: LoopBound<LoopGateway>,
+        connection: UInt64,
+        nowMillis: UInt64
+    ) {
         watches.withLock { table in
             if count.load(ordering: .relaxed) >= capacity { prune(&table, nowMillis: nowMillis, force: true) }
             table[route, default: []].append(
-                Watch(position: position, publisherLoop: publisherLoop, publisherConnection: connection, acked: [], createdAtMillis: nowMillis)
+                Watch(position: position, publisher: publisher, publisherConnection: connection, acked: [], createdAtMillis: nowMillis)
             )
             count.add(1, ordering: .relaxed)
         }
     }
 
-    /// A subscriber acked `route` up to `offset`; returns the receipts to send (publisher loop, connection, frame).
+    /// A subscriber acked `route` up to `offset`; returns the receipts to send (publisher's loop gateway,
+    /// connection, frame).
     func acknowledged(_ route: Route, offset: UInt64, subscriberID: String, nowMillis: UInt64)
-        -> [(EventLoop, UInt64, DeliveryReceipt)]
+        -> [(LoopBound<LoopGateway>, UInt64, DeliveryReceipt)]
     {
         guard count.load(ordering: .relaxed) > 0 else { return [] }
         return watches.withLock { table in
             guard var list = table[route] else { return [] }
-            var receipts: [(EventLoop, UInt64, DeliveryReceipt)] = []
+            var receipts: [(LoopBound<LoopGateway>, UInt64, DeliveryReceipt)] = []
             for index in list.indices where list[index].position.offset <= offset {
                 guard list[index].acked.insert(subscriberID).inserted else { continue }
                 receipts.append(
                     (
-                        list[index].publisherLoop,
+                        list[index].publisher,
                         list[index].publisherConnection,
                         DeliveryReceipt(
                             route: route,

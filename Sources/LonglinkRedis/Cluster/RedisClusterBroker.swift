@@ -71,6 +71,9 @@ public final class RedisClusterBroker: Broker {
     public let configuration: Configuration
     private let group: EventLoopGroup
     private let status: RedisClusterBrokerStatus
+    /// The session on the broker's loop: made and bound by `start`'s job, so every job posted after `start` finds
+    /// it (until `shutdown` lets go of it, or the loop finished).
+    private let session: LoopBound<RedisClusterBrokerSession>
 
     /// Creates the broker and its loop thread; nothing connects before `start`.
     public init(configuration: Configuration) throws(BrokerError) {
@@ -81,6 +84,7 @@ public final class RedisClusterBroker: Broker {
         } catch {
             throw .unavailable("cannot start the Redis Cluster broker's loop: \(error)")
         }
+        session = LoopBound(loop: group.loops[0])
     }
 
     /// Whether the slot map is known and every master's subscriber connection is up (the node's readiness).
@@ -96,65 +100,65 @@ public final class RedisClusterBroker: Broker {
         let configuration = self.configuration
         let status = self.status
         status.running.store(true, ordering: .releasing)
-        let posted = group.loops[0].execute { context in
-            let session = RedisClusterBrokerSession(configuration: configuration, status: status, handler: handler, context: context)
-            context.attach(session)
-            session.start()
+        let posted = session.loop.execute { [session] context in
+            let made = RedisClusterBrokerSession(configuration: configuration, status: status, handler: handler, context: context)
+            session.bind(made, on: context)
+            made.start()
         }
         guard posted else { throw .notRunning }
     }
 
     public func subscribe(_ routes: [Route]) throws(BrokerError) {
         try checkAvailable()
-        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.subscribe(routes) }
+        session.loop.execute { [session] _ in session.object?.subscribe(routes) }
     }
 
     public func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void) {
-        let posted = group.loops[0].execute { context in
-            guard let session = context.attachment(RedisClusterBrokerSession.self) else { return body() }
+        let posted = session.loop.execute { [session] _ in
+            guard let session = session.object else { return body() }
             session.whenSubscribed(routes, body)
         }
         if !posted { body() }  // shut down: the read proceeds, and no push will follow anyway
     }
 
     public func unsubscribe(_ routes: [Route]) throws(BrokerError) {
-        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.unsubscribe(routes) }
+        session.loop.execute { [session] _ in session.object?.unsubscribe(routes) }
     }
 
     /// Publishes a record with `SPUBLISH` on its slot's master (for stores that do not publish themselves).
     public func publish(_ record: OrderChangeRecord) throws(BrokerError) {
         try checkAvailable()
-        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.publish([record]) }
+        session.loop.execute { [session] _ in session.object?.publish([record]) }
     }
 
     public func publish(contentsOf records: [OrderChangeRecord]) throws(BrokerError) {
         try checkAvailable()
-        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.publish(records) }
+        session.loop.execute { [session] _ in session.object?.publish(records) }
     }
 
     /// Publishes committed records on their lines' shard channels (for a store that `SPUBLISH`ed them on their
     /// routes' channels itself): the line-wide subscribers of every node get them from there.
     public func publishToLines(_ records: [OrderChangeRecord]) {
         guard !records.isEmpty, status.running.load(ordering: .relaxed) else { return }
-        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.publishToLines(records) }
+        session.loop.execute { [session] _ in session.object?.publishToLines(records) }
     }
 
     /// Subscribes plain shard channels (reference counted), for `plainMessages`.
     func subscribeChannels(_ names: [String]) {
-        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.subscribeChannels(names) }
+        session.loop.execute { [session] _ in session.object?.subscribeChannels(names) }
     }
 
     /// Releases plain shard channels.
     func unsubscribeChannels(_ names: [String]) {
-        group.loops[0].execute { context in context.attachment(RedisClusterBrokerSession.self)?.unsubscribeChannels(names) }
+        session.loop.execute { [session] _ in session.object?.unsubscribeChannels(names) }
     }
 
     public func shutdown() {
         status.running.store(false, ordering: .releasing)
         guard !status.shutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        group.loops[0].execute { context in
-            context.attachment(RedisClusterBrokerSession.self)?.close()
-            context.detach(RedisClusterBrokerSession.self)
+        session.loop.execute { [session] _ in
+            session.object?.close()
+            session.unbind()
         }
         group.shutdownGracefully()
     }

@@ -33,6 +33,9 @@ public final class RedisClusterPresence: PresenceStore {
     /// Where other nodes' join/leave events go.
     private let remote = RemoteEventHandler()
     private let group: EventLoopGroup
+    /// The session on the presence loop: made and bound by the loop's first job (posted by `init`), so every later
+    /// job finds it (until `shutdown` lets go of it, or the loop finished).
+    private let session: LoopBound<RedisClusterPresenceSession>
     /// Subscribes the event channels of watched routes on their shards.
     private let events: RedisClusterBroker
     private let stopped = Atomic<Bool>(false)
@@ -61,11 +64,12 @@ public final class RedisClusterPresence: PresenceStore {
         } catch {
             throw .unavailable("cannot start the Redis Cluster presence: \(error)")
         }
+        session = LoopBound(loop: group.loops[0])
         let configuration = self.configuration
-        group.loops[0].execute { [local, dirty] context in
-            let session = RedisClusterPresenceSession(configuration: configuration, local: local, dirty: dirty, context: context)
-            context.attach(session)
-            session.start()
+        session.loop.execute { [local, dirty, session] context in
+            let made = RedisClusterPresenceSession(configuration: configuration, local: local, dirty: dirty, context: context)
+            session.bind(made, on: context)
+            made.start()
         }
     }
 
@@ -86,7 +90,7 @@ public final class RedisClusterPresence: PresenceStore {
     /// threshold).
     private func announce(_ route: Route, joined: Bool, _ member: PresenceMember) {
         guard local.localCount(of: route) <= configuration.countsOnlyAbove else { return }
-        group.loops[0].execute { context in context.attachment(RedisClusterPresenceSession.self)?.publish(route, joined: joined, member) }
+        session.loop.execute { [session] _ in session.object?.publish(route, joined: joined, member) }
     }
 
     public func deliverRemoteEvents(to handler: @escaping @Sendable (PresenceEvent) -> Void) {
@@ -94,15 +98,15 @@ public final class RedisClusterPresence: PresenceStore {
     }
 
     public func watchEvents(_ route: Route) {
-        group.loops[0].execute { [events] context in
-            guard let session = context.attachment(RedisClusterPresenceSession.self), session.watch(route) else { return }
+        session.loop.execute { [events, session] _ in
+            guard let session = session.object, session.watch(route) else { return }
             events.subscribeChannels([session.eventChannel(route)])
         }
     }
 
     public func unwatchEvents(_ route: Route) {
-        group.loops[0].execute { [events] context in
-            guard let session = context.attachment(RedisClusterPresenceSession.self), session.unwatch(route) else { return }
+        session.loop.execute { [events, session] _ in
+            guard let session = session.object, session.unwatch(route) else { return }
             events.unsubscribeChannels([session.eventChannel(route)])
         }
     }
@@ -110,10 +114,8 @@ public final class RedisClusterPresence: PresenceStore {
     public func localCount(of route: Route) -> Int { local.localCount(of: route) }
 
     public func presence(of route: Route, completion: @escaping @Sendable (Result<[PresenceMember], PresenceError>) -> Void) {
-        let posted = group.loops[0].execute { context in
-            guard let session = context.attachment(RedisClusterPresenceSession.self) else {
-                return completion(.failure(.unavailable("presence is shut down")))
-            }
+        let posted = session.loop.execute { [session] _ in
+            guard let session = session.object else { return completion(.failure(.unavailable("presence is shut down"))) }
             completion(session.read(route))
         }
         if !posted { completion(.failure(.unavailable("presence is shut down"))) }
@@ -123,10 +125,10 @@ public final class RedisClusterPresence: PresenceStore {
     public func shutdown() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let done = Atomic<Bool>(false)
-        let posted = group.loops[0].execute { context in
-            context.attachment(RedisClusterPresenceSession.self)?.removeAll()
-            context.attachment(RedisClusterPresenceSession.self)?.close()
-            context.detach(RedisClusterPresenceSession.self)
+        let posted = session.loop.execute { [session] _ in
+            session.object?.removeAll()
+            session.object?.close()
+            session.unbind()
             done.store(true, ordering: .releasing)
         }
         let deadline = ContinuousClock.now + .seconds(1)
@@ -146,8 +148,8 @@ public final class RedisClusterPresence: PresenceStore {
         }
         guard schedule else { return }
         let interval = configuration.flushInterval
-        group.loops[0].execute { context in
-            context.schedule(after: interval) { context.attachment(RedisClusterPresenceSession.self)?.flush() }
+        session.loop.execute { [session] context in
+            context.schedule(after: interval) { session.object?.flush() }
         }
     }
 
