@@ -31,13 +31,11 @@ public struct OutboundQueue: Sendable {
     private var spareReply: [UInt8] = []
     /// Bytes queued and not yet written.
     public private(set) var queuedBytes = 0
-    /// `head` in the low 30 bits, `tailIsPrivate` in the top bit, `usedSinceRelease` in the one below.
+    /// `head` in the low 31 bits, `tailIsPrivate` in the top bit.
     private var storedHeadAndFlag: UInt32 = 0
     private var storedHeadOffset: Int32 = 0
 
     private static let privateTailBit: UInt32 = 1 << 31
-    private static let usedBit: UInt32 = 1 << 30
-    private static let flagBits: UInt32 = privateTailBit | usedBit
 
     /// Whether the last chunk is the queue's own (filled by `appendReply`), so more replies may be added to it.
     private var tailIsPrivate: Bool {
@@ -45,19 +43,12 @@ public struct OutboundQueue: Sendable {
         set { storedHeadAndFlag = newValue ? storedHeadAndFlag | Self.privateTailBit : storedHeadAndFlag & ~Self.privateTailBit }
     }
 
-    /// Whether something was queued since housekeeping last called `releaseStorageIfEmpty`: a connection in use
-    /// keeps its buffers from one visit to the next, an idle one frees them at its next visit.
-    private var usedSinceRelease: Bool {
-        get { storedHeadAndFlag & Self.usedBit != 0 }
-        set { storedHeadAndFlag = newValue ? storedHeadAndFlag | Self.usedBit : storedHeadAndFlag & ~Self.usedBit }
-    }
-
-    /// Index of the first chunk not yet fully written (at most `chunks.count`, far below 2³⁰; a larger value traps).
+    /// Index of the first chunk not yet fully written (at most `chunks.count`, far below 2³¹; a larger value traps).
     private var head: Int {
-        get { Int(storedHeadAndFlag & ~Self.flagBits) }
+        get { Int(storedHeadAndFlag & ~Self.privateTailBit) }
         set {
-            precondition(newValue < Int(Self.usedBit), "outbound queue head \(newValue) out of range")
-            storedHeadAndFlag = storedHeadAndFlag & Self.flagBits | UInt32(newValue)
+            precondition(newValue < Int(Self.privateTailBit), "outbound queue head \(newValue) out of range")
+            storedHeadAndFlag = storedHeadAndFlag & Self.privateTailBit | UInt32(newValue)
         }
     }
     /// Bytes of `chunks[head]` already written by an earlier short write (below a chunk's size, at most the
@@ -79,15 +70,12 @@ public struct OutboundQueue: Sendable {
     /// Chunks not yet fully written.
     public var chunkCount: Int { chunks.count - head }
 
-    /// Whether the queue holds heap storage (its chunk array or a spare reply chunk), empty or not.
-    public var holdsStorage: Bool { chunks.hasArray || spareReply.capacity > 0 }
-
     /// Queues a chunk (shared, not copied). Empty chunks are ignored.
     public mutating func append(_ chunk: [UInt8]) {
         guard !chunk.isEmpty else { return }
         chunks.append(chunk)
         queuedBytes += chunk.count
-        storedHeadAndFlag = storedHeadAndFlag & ~Self.privateTailBit | Self.usedBit
+        tailIsPrivate = false
     }
 
     /// Queues a frame for this connection alone. A small one is added to the private last chunk while that
@@ -104,7 +92,6 @@ public struct OutboundQueue: Sendable {
             tailIsPrivate = true
         }
         queuedBytes += chunk.count
-        usedSinceRelease = true
     }
 
     /// Queues a reply of at most `maxCount` bytes written by `write`, which appends them to the array it is given:
@@ -115,7 +102,6 @@ public struct OutboundQueue: Sendable {
     /// specialised in its callers' modules, and that cost more than the reply's own array.)
     @discardableResult
     public mutating func appendReply(maxCount: Int, _ write: (inout [UInt8]) -> Bool) -> Bool {
-        usedSinceRelease = true
         let last = chunks.count - 1
         if tailIsPrivate && last >= head && chunks.size(of: last) + maxCount <= Self.replyChunkCapacity {
             let added: Int? = chunks.modifyLast { bytes in
@@ -195,15 +181,9 @@ public struct OutboundQueue: Sendable {
         return try result.get()
     }
 
-    /// Frees the chunk array's storage and the spare reply chunk when nothing is queued and nothing was since the
-    /// previous call, so an idle connection keeps no buffer while a busy one (a publisher answered after every
-    /// publish, a subscriber pushed to between two visits) keeps reusing its capacity. Call it from housekeeping,
-    /// not after every flush.
+    /// Frees the chunk array's storage when nothing is queued, so an idle connection keeps no buffer. Call it
+    /// from housekeeping, not after every flush (a busy connection reuses the capacity).
     public mutating func releaseStorageIfEmpty() {
-        if usedSinceRelease {
-            usedSinceRelease = false
-            return
-        }
         spareReply = []
         guard queuedBytes == 0, chunks.hasArray else { return }
         chunks.releaseStorage()

@@ -26,32 +26,6 @@ struct OutboundQueueReplyTests {
         #expect(contents(queue) == push + Array([UInt8]([1, 2, 3]).repeated(3_000)) + push + [4])
     }
 
-    @Test("housekeeping frees an emptied queue's storage only at a visit with nothing queued since the one before")
-    func storageReleasedWhenIdle() {
-        var queue = OutboundQueue()
-        let push: [UInt8] = [9, 9, 9]
-        queue.append(push)
-        queue.append(push)
-        queue.appendReply([1, 2])
-        queue.consume(queue.queuedBytes)
-        #expect(queue.isEmpty && queue.holdsStorage)
-        queue.releaseStorageIfEmpty()
-        #expect(queue.holdsStorage, "used since the last visit: the buffers are kept for the next frames")
-        queue.releaseStorageIfEmpty()
-        #expect(!queue.holdsStorage, "idle for a whole visit: nothing is kept")
-
-        // A reply between two visits keeps the storage again; a queue holding bytes is never freed.
-        queue.appendReply([3])
-        queue.releaseStorageIfEmpty()
-        queue.releaseStorageIfEmpty()
-        #expect(queue.queuedBytes == 1 && queue.holdsStorage)
-        queue.consume(1)
-        queue.releaseStorageIfEmpty()
-        #expect(!queue.holdsStorage)
-        queue.appendReply([4])
-        #expect(contents(queue) == [4])
-    }
-
     @Test("a reply added to a partly written private chunk keeps the bytes not yet written in order")
     func partlyWritten() {
         var queue = OutboundQueue()
