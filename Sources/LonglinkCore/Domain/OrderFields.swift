@@ -30,67 +30,52 @@ public struct GeoPoint: Hashable, Sendable, CustomStringConvertible {
 /// The fields of an order a rider or driver app shows, carried by a change and merged into the snapshot.
 ///
 /// In a change, `nil` means "unchanged". Merging (`merging(_:)`) overwrites only the fields a change sets.
-/// The fields a ride's changes carry (driver, ETA, location) are held inline, the payload by itself (its array is
-/// its only allocation), and the rare ones (cancellation reason, toggle value) in one immutable box, made only
-/// when one of them is set. So the usual change (a driver assigned, a location and ETA update, a payload)
-/// allocates nothing of its own, and a merge copies its fields with two retains at most.
+/// The payload, the field most changes carry, is held by itself (its array is its only allocation); the other
+/// fields share one immutable box (none at all when none is set). So a change that sets the payload alone costs
+/// no box, and merging it over a snapshot keeps the snapshot's box: records, snapshots and changes copy their
+/// fields with two retains at most, and make no box a payload update does not need.
 public struct OrderFields: Hashable, Sendable {
-    /// The fields rarely set, shared by every copy; nil when neither is set.
+    /// The values, shared by every copy; nil when no field is set.
     /// (`@usableFromInline`: the getters below are inlined into the encoders of other modules, which read every
     /// field of every pushed record.)
     @usableFromInline
-    struct Rare: Hashable, Sendable {
+    struct Storage: Hashable, Sendable {
+        @usableFromInline var driverID: String? = nil
+        @usableFromInline var etaSeconds: UInt32? = nil
+        @usableFromInline var location: GeoPoint? = nil
         @usableFromInline var cancellationReason: String? = nil
         @usableFromInline var toggle: ToggleValue? = nil
 
-        /// No field set.
-        var isEmpty: Bool { cancellationReason == nil && toggle == nil }
+        /// No field set (what `== Storage()` says, without building and comparing a second value).
+        var isEmpty: Bool {
+            driverID == nil && etaSeconds == nil && location == nil && cancellationReason == nil && toggle == nil
+        }
     }
 
-    /// Which of the inline number fields are set (bits of `present`).
-    @usableFromInline static var etaBit: UInt8 { 1 }
-    @usableFromInline static var locationBit: UInt8 { 2 }
-
-    /// The assigned driver (inline: a short identifier needs no allocation).
-    @usableFromInline var storedDriverID: String?
-    @usableFromInline var storedETA: UInt32
-    @usableFromInline var storedLatitudeE6: Int32
-    @usableFromInline var storedLongitudeE6: Int32
-    /// `etaBit` and `locationBit`: whether `storedETA` and the location are set.
-    @usableFromInline var present: UInt8
-    /// The cancellation reason and the toggle value; nil when neither is set.
-    @usableFromInline var box: ValueBox<Rare>?
+    /// The fields other than the payload; nil when none is set.
+    @usableFromInline var box: ValueBox<Storage>?
     /// The payload (empty when unused).
     @usableFromInline var storedPayload: [UInt8]
 
     /// The assigned driver, once there is one.
     public var driverID: String? {
-        @inlinable get { storedDriverID }
-        set { storedDriverID = newValue }
+        @inlinable get { box?.value.driverID ?? nil }
+        set { update { $0.driverID = newValue } }
     }
     /// Estimated seconds until the next milestone (pick-up or arrival).
     public var etaSeconds: UInt32? {
-        @inlinable get { present & Self.etaBit != 0 ? storedETA : nil }
-        set {
-            storedETA = newValue ?? 0
-            present = newValue == nil ? present & ~Self.etaBit : present | Self.etaBit
-        }
+        @inlinable get { box?.value.etaSeconds ?? nil }
+        set { update { $0.etaSeconds = newValue } }
     }
     /// The driver's (or the order's) current location.
     public var location: GeoPoint? {
-        @inlinable get {
-            present & Self.locationBit != 0 ? GeoPoint(latitudeE6: storedLatitudeE6, longitudeE6: storedLongitudeE6) : nil
-        }
-        set {
-            storedLatitudeE6 = newValue?.latitudeE6 ?? 0
-            storedLongitudeE6 = newValue?.longitudeE6 ?? 0
-            present = newValue == nil ? present & ~Self.locationBit : present | Self.locationBit
-        }
+        @inlinable get { box?.value.location ?? nil }
+        set { update { $0.location = newValue } }
     }
     /// Why the order was cancelled or timed out.
     public var cancellationReason: String? {
         @inlinable get { box?.value.cancellationReason ?? nil }
-        set { updateRare { $0.cancellationReason = newValue } }
+        set { update { $0.cancellationReason = newValue } }
     }
     /// Opaque application bytes (at most `maxPayloadBytes`), pushed unchanged; empty when unused.
     public var payload: [UInt8] {
@@ -100,7 +85,7 @@ public struct OrderFields: Hashable, Sendable {
     /// A feature toggle's value (records on `config://` routes only).
     public var toggle: ToggleValue? {
         @inlinable get { box?.value.toggle ?? nil }
-        set { updateRare { $0.toggle = newValue } }
+        set { update { $0.toggle = newValue } }
     }
 
     /// The largest payload a change may carry.
@@ -114,13 +99,14 @@ public struct OrderFields: Hashable, Sendable {
         payload: [UInt8] = [],
         toggle: ToggleValue? = nil
     ) {
-        storedDriverID = driverID
-        storedETA = etaSeconds ?? 0
-        storedLatitudeE6 = location?.latitudeE6 ?? 0
-        storedLongitudeE6 = location?.longitudeE6 ?? 0
-        present = (etaSeconds == nil ? 0 : Self.etaBit) | (location == nil ? 0 : Self.locationBit)
-        let rare = Rare(cancellationReason: cancellationReason, toggle: toggle)
-        box = rare.isEmpty ? nil : ValueBox(rare)
+        let storage = Storage(
+            driverID: driverID,
+            etaSeconds: etaSeconds,
+            location: location,
+            cancellationReason: cancellationReason,
+            toggle: toggle
+        )
+        box = storage.isEmpty ? nil : ValueBox(storage)
         storedPayload = payload
     }
 
@@ -128,55 +114,54 @@ public struct OrderFields: Hashable, Sendable {
     public static let none = OrderFields()
 
     /// Whether no field is set.
-    @inlinable public var isEmpty: Bool { present == 0 && storedDriverID == nil && box == nil && storedPayload.isEmpty }
+    @inlinable public var isEmpty: Bool { box == nil && storedPayload.isEmpty }
 
-    private mutating func updateRare(_ change: (inout Rare) -> Void) {
-        var value = box?.value ?? Rare()
+    private mutating func update(_ change: (inout Storage) -> Void) {
+        var value = box?.value ?? Storage()
         change(&value)
         box = value.isEmpty ? nil : ValueBox(value)
     }
 
     public static func == (lhs: OrderFields, rhs: OrderFields) -> Bool {
-        guard lhs.present == rhs.present, lhs.storedDriverID == rhs.storedDriverID, lhs.etaSeconds == rhs.etaSeconds,
-            lhs.location == rhs.location, lhs.storedPayload == rhs.storedPayload
-        else { return false }
+        guard lhs.storedPayload == rhs.storedPayload else { return false }
         if lhs.box === rhs.box { return true }
         guard let left = lhs.box, let right = rhs.box else { return false }
         return left.value == right.value
     }
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(storedDriverID)
-        hasher.combine(etaSeconds)
-        hasher.combine(location)
-        hasher.combine(box?.value ?? Rare())
+        hasher.combine(box?.value ?? Storage())
         hasher.combine(storedPayload)
+    }
+
+    /// Whether `change` sets every field `current` holds (merging it over `current` then gives `change`).
+    @inline(__always)
+    private static func covers(_ change: borrowing Storage, _ current: borrowing Storage) -> Bool {
+        (current.driverID == nil || change.driverID != nil) && (current.etaSeconds == nil || change.etaSeconds != nil)
+            && (current.location == nil || change.location != nil)
+            && (current.cancellationReason == nil || change.cancellationReason != nil)
+            && (current.toggle == nil || change.toggle != nil)
     }
 
     /// These fields with every field `change` sets written over them.
     public func merging(_ change: OrderFields) -> OrderFields {
         var result = self
         if !change.storedPayload.isEmpty { result.storedPayload = change.storedPayload }
-        if let driverID = change.storedDriverID { result.storedDriverID = driverID }
-        if change.present & Self.etaBit != 0 { result.storedETA = change.storedETA }
-        if change.present & Self.locationBit != 0 {
-            result.storedLatitudeE6 = change.storedLatitudeE6
-            result.storedLongitudeE6 = change.storedLongitudeE6
-        }
-        result.present |= change.present
         guard let set = change.box else { return result }
         guard let current = box else {
             result.box = set
             return result
         }
-        // A change that sets both rare fields, or every one the snapshot has, shares its box instead of copying
-        // both into a new one.
-        if (current.value.cancellationReason == nil || set.value.cancellationReason != nil)
-            && (current.value.toggle == nil || set.value.toggle != nil)
-        {
+        // The usual case (a location update over a snapshot holding the same kinds of field): the change sets
+        // every boxed field the snapshot has, so the merge shares the change's box instead of copying both into a
+        // new one.
+        if Self.covers(set.value, current.value) {
             result.box = set
             return result
         }
         var merged = current.value
+        if let driverID = set.value.driverID { merged.driverID = driverID }
+        if let etaSeconds = set.value.etaSeconds { merged.etaSeconds = etaSeconds }
+        if let location = set.value.location { merged.location = location }
         if let reason = set.value.cancellationReason { merged.cancellationReason = reason }
         if let toggle = set.value.toggle { merged.toggle = toggle }
         result.box = ValueBox(merged)
