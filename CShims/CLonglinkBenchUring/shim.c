@@ -1,24 +1,28 @@
 #include "CLonglinkBenchUring.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <linux/io_uring.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-// Flags newer than Debian 12's <linux/io_uring.h> would be defined here; everything used is in its 6.1 header.
+// Newer than Debian 12's <linux/io_uring.h> (6.1): the minimum-wait feature bit of Linux 6.12, whose value goes in
+// io_uring_getevents_arg's `pad` (named min_wait_usec since).
+#ifndef IORING_FEAT_MIN_TIMEOUT
+#define IORING_FEAT_MIN_TIMEOUT (1U << 15)
+#endif
 _Static_assert(sizeof(struct io_uring_sqe) == 64, "an SQE is 64 bytes");
 _Static_assert(sizeof(struct io_uring_cqe) == 16, "a CQE is 16 bytes (no CQE32)");
 _Static_assert(sizeof(struct io_uring_buf) == 16, "a provided-buffer ring entry is 16 bytes");
 
 struct CLonglinkBenchUring {
     int fd;
-    int eventFD;
+    unsigned features;
     // Submission queue (the kernel's head, our tail).
     unsigned *sqHead, *sqTail, *sqFlags, *sqArray;
     unsigned sqMask, sqEntries;
@@ -69,7 +73,6 @@ CLonglinkBenchUring *CLonglinkBenchUring_open(unsigned entries, unsigned bufferC
         return NULL;
     }
     ring->fd = -1;
-    ring->eventFD = -1;
     struct io_uring_params params;
     memset(&params, 0, sizeof(params));
     // One thread submits and reaps (SINGLE_ISSUER); received data is processed only when that thread enters
@@ -81,6 +84,7 @@ CLonglinkBenchUring *CLonglinkBenchUring_open(unsigned entries, unsigned bufferC
     params.cq_entries = 4 * entries;
     ring->fd = uringSetup(entries, &params);
     if (ring->fd < 0) return fail(ring, error, step, "io_uring_setup");
+    ring->features = params.features;
     if (!(params.features & IORING_FEAT_SINGLE_MMAP) || !(params.features & IORING_FEAT_EXT_ARG)
         || !(params.features & IORING_FEAT_NODROP)) {
         errno = ENOTSUP;
@@ -142,19 +146,12 @@ CLonglinkBenchUring *CLonglinkBenchUring_open(unsigned entries, unsigned bufferC
     }
     for (unsigned id = 0; id < bufferCount; id++) CLonglinkBenchUring_recycle(ring, id);
     CLonglinkBenchUring_publishBuffers(ring);
-
-    ring->eventFD = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (ring->eventFD < 0) return fail(ring, error, step, "eventfd");
-    if (uringRegister(ring->fd, IORING_REGISTER_EVENTFD, &ring->eventFD, 1) < 0) {
-        return fail(ring, error, step, "io_uring_register (EVENTFD)");
-    }
     return ring;
 }
 
 void CLonglinkBenchUring_close(CLonglinkBenchUring *ring) {
     if (!ring) return;
     if (ring->fd >= 0) close(ring->fd);
-    if (ring->eventFD >= 0) close(ring->eventFD);
     if (ring->sqes) munmap(ring->sqes, ring->sqesSize);
     if (ring->ringMemory) munmap(ring->ringMemory, ring->ringSize);
     if (ring->bufferRing) munmap(ring->bufferRing, ring->bufferRingSize);
@@ -162,7 +159,9 @@ void CLonglinkBenchUring_close(CLonglinkBenchUring *ring) {
     free(ring);
 }
 
-int CLonglinkBenchUring_eventFD(const CLonglinkBenchUring *ring) { return ring->eventFD; }
+int CLonglinkBenchUring_hasMinWait(const CLonglinkBenchUring *ring) {
+    return (ring->features & IORING_FEAT_MIN_TIMEOUT) != 0;
+}
 
 static struct io_uring_sqe *nextSQE(CLonglinkBenchUring *ring) {
     unsigned head = __atomic_load_n(ring->sqHead, __ATOMIC_ACQUIRE);
@@ -190,6 +189,16 @@ int CLonglinkBenchUring_queueReceive(CLonglinkBenchUring *ring, int fd, uint64_t
     return 0;
 }
 
+int CLonglinkBenchUring_queuePoll(CLonglinkBenchUring *ring, int fd, uint64_t userData) {
+    struct io_uring_sqe *sqe = nextSQE(ring);
+    if (!sqe) return -EBUSY;
+    sqe->opcode = IORING_OP_POLL_ADD;
+    sqe->fd = fd;
+    sqe->poll32_events = POLLIN;  // one-shot: re-armed by the caller after each completion
+    sqe->user_data = userData;
+    return 0;
+}
+
 int CLonglinkBenchUring_queueCancel(CLonglinkBenchUring *ring, uint64_t target, uint64_t userData) {
     struct io_uring_sqe *sqe = nextSQE(ring);
     if (!sqe) return -EBUSY;
@@ -211,7 +220,8 @@ int CLonglinkBenchUring_hasTaskWork(const CLonglinkBenchUring *ring) {
     return __atomic_load_n(ring->cqTail, __ATOMIC_ACQUIRE) != *ring->cqHead;
 }
 
-int CLonglinkBenchUring_enter(CLonglinkBenchUring *ring, unsigned minComplete, int64_t timeoutNanoseconds) {
+int CLonglinkBenchUring_enter(CLonglinkBenchUring *ring, unsigned minComplete, unsigned minWaitMicroseconds,
+                              int64_t timeoutNanoseconds) {
     unsigned toSubmit = ring->sqLocalTail - *ring->sqTail;
     __atomic_store_n(ring->sqTail, ring->sqLocalTail, __ATOMIC_RELEASE);
     struct __kernel_timespec timeout = {
@@ -223,6 +233,9 @@ int CLonglinkBenchUring_enter(CLonglinkBenchUring *ring, unsigned minComplete, i
     arg.sigmask = 0;
     arg.sigmask_sz = _NSIG / 8;
     arg.ts = (uint64_t)(uintptr_t)&timeout;
+    // min_wait_usec (the `pad` of older headers): after this long, return as soon as one completion is ready. A
+    // kernel without the feature rejects a non-zero value (EINVAL), so it is sent only when the ring has it.
+    if (minComplete > 1 && (ring->features & IORING_FEAT_MIN_TIMEOUT)) arg.pad = minWaitMicroseconds;
     unsigned flags = IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG;
     int result = uringEnter(ring->fd, toSubmit, minComplete, flags, &arg, sizeof(arg));
     return result < 0 ? -errno : result;

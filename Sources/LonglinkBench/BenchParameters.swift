@@ -53,10 +53,11 @@ public struct BenchParameters: Sendable, Hashable {
     /// How fan-out subscribers read (`--reader`); nil: io_uring where the kernel allows it for a fan-out as fast as
     /// acknowledged (`--rate 0`), else epoll.
     public var reader: BenchReader?
-    /// With io_uring: completions each wake-up waits for (`--reader-batch`), and the longest wait for them in
-    /// seconds (`--reader-wait-us` in µs), which is also the most a delivery is timed late.
+    /// With io_uring: completions a sleep in the ring waits for (`--reader-batch`; 1: the first), and with more than
+    /// one, how long in seconds a completion that came waits for the others (`--reader-wait-us` in µs), which is
+    /// then also the most a delivery is timed late.
     public var readerBatch = Int(BenchUringReader.defaultBatch)
-    public var readerWait = Double(BenchUringReader.defaultMaxWaitNanoseconds) / 1e9
+    public var readerWait = Double(BenchUringReader.defaultMinWaitNanoseconds) / 1e9
     /// Connections opened or closed per second (churn), or reconnect spread (storm).
     public var churnRate: Double
     /// Rounds of Longlink-then-Redis when comparing.

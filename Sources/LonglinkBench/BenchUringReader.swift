@@ -6,7 +6,7 @@ import LonglinkLoop
 /// How the load generator reads its subscribers' sockets (`--reader`).
 ///
 /// - `.ioUring`: once subscribed, a plain-TCP subscriber's socket is read by a multishot receive on the loop's
-///   io_uring (`BenchUringReader`) into provided buffers, and the loop waits for several completions per wake-up.
+///   io_uring (`BenchUringReader`) into provided buffers, and the loop sleeps in the ring.
 /// - `.epoll`: every read is a `read` after `epoll_wait` said the socket is readable (the loop's own path).
 public enum BenchReader: String, Sendable, CaseIterable, CustomStringConvertible {
     case epoll
@@ -47,20 +47,31 @@ protocol BenchRingReadable: AnyObject {
 /// has one multishot receive (`IORING_OP_RECV` + `IORING_RECV_MULTISHOT`) that takes a buffer from a provided-buffer
 /// ring for every chunk of data, so reading costs no system call per delivery; the ring is set up with
 /// `DEFER_TASKRUN`, so the kernel receives the data only when this thread enters the ring, and a wait for `batch`
-/// completions does not wake the thread for fewer (until `maxWaitNanoseconds`).
+/// completions does not wake the thread for fewer.
 ///
-/// How it fits the loop (LonglinkLoop knows nothing of it): the kernel writes the ring's eventfd, registered with
-/// the loop's epoll, when the first data waits, which wakes `epoll_wait`; the reader's before-sleep hook then
-/// submits what is queued (receives, cancels) and, if the eventfd fired, enters the ring waiting for up to `batch`
-/// completions or `maxWaitNanoseconds`, whichever comes first, and hands every completion to its connection. The
-/// count adapts to the traffic (halved after a wait that timed out, one more after one that was met), since the
-/// publisher keeps only a window of publishes in flight and waits for their answers, which come through the ring
-/// too.
-/// While data keeps arriving the eventfd is readable again by then, so the loop's `epoll_wait` returns at once and
-/// the thread sleeps only in the ring's wait: one sleep per `batch` deliveries instead of one per ~5. The bound
-/// keeps the latency figures honest: a delivery is timed when the loop sees it, at most `maxWaitNanoseconds`
-/// after it arrived, and the publisher's answers (still on epoll) wait at most as long.
-final class BenchUringReader: SelectorHandler {
+/// How it fits the loop (LonglinkLoop knows nothing of it beyond `readinessFD`): while any socket is attached, the
+/// loop sleeps in the ring, not in `epoll_wait`. The reader's before-sleep hook submits what is queued (receives,
+/// cancels, a poll of the loop's epoll fd) and enters the ring: it takes the completions that are ready (the kernel
+/// runs the receives that waited, about 20 per call) or sleeps until the first one comes, or, with `batch` > 1,
+/// until `batch` came or `minWaitNanoseconds` passed with at least one (the kernel's minimum wait), and at most
+/// `idleWaitNanoseconds` when nothing comes. It hands every completion to its connection and leaves an empty local
+/// job on the loop, so that the loop's `epoll_wait` only polls: the loop handles its own events and comes straight
+/// back to the ring. The ring's poll of the loop's epoll fd ends a sleep when those events are due (a timer, a job
+/// from another thread, a socket still on epoll). Data that arrives while the thread works waits in the kernel, not
+/// in a system call per socket, and the thread sleeps only when nothing is left.
+///
+/// Why the loop must not sleep in `epoll_wait` while sockets are attached: with `DEFER_TASKRUN` nothing posts a
+/// completion until this thread enters the ring, and the kernel's only other notice of new data, an eventfd the
+/// ring can register, is written late: on this kernel (Linux 6.18) 10–30 ms after the data arrived, while the
+/// ring's `IORING_SQ_TASKRUN` flag is set at once and a thread waiting in the ring is woken at once. The reader used
+/// to wake the loop through that eventfd, and after a ring wait that ended empty the loop slept in `epoll_wait`
+/// while the publisher's answers and new deliveries sat in the ring, until its next timer (the publisher's 10 ms
+/// tick): on many routes about every other run delivered 19–28 k/s with a p90 of 8–10 ms (83–115 k/s and 0.8 ms
+/// with epoll), and Redis through the same reader stalled the same way. Its count of completions to wait for also
+/// adapted wrongly: the kernel returns -ETIME only when no completion at all is ready, so a wait that timed out with
+/// 1 of 32 passed for one that was met, and each such wait lasted the full 250 µs; waiting for a batch at all holds
+/// the publisher's answers, which the next publishes wait for (see `defaultBatch`).
+final class BenchUringReader {
     /// A connection's place in the ring: its slot and the slot's generation (stale completions are dropped).
     /// 8 bytes, so a connection can hold one inline; generation 0 is `none` (slots count from generation 1).
     struct Token: Equatable {
@@ -71,48 +82,60 @@ final class BenchUringReader: SelectorHandler {
         var userData: UInt64 { UInt64(generation) << 32 | UInt64(slot) }
     }
 
-    /// Completions to wait for per wake-up at most, and the longest wait for them.
+    /// Completions a sleep in the ring waits for, and, when more than one, how long a completion that came waits for
+    /// the others (rounded up to whole µs). `batch` is forced to 1 where the kernel has no minimum wait (before
+    /// Linux 6.12), since a batch would then wait for the idle bound.
     let batch: UInt32
-    let maxWaitNanoseconds: Int64
-    /// Completions the next wait asks for (adapts within 1…batch: see `beforeSleep`).
-    private(set) var target: UInt32
+    let minWaitNanoseconds: Int64
+    /// The longest wait when nothing at all arrives: the loop's epoll fd is polled through the ring, so this only
+    /// bounds what that poll does not see (a local job that another job queued, or a loop without an epoll fd).
+    static let idleWaitNanoseconds: Int64 = 1_000_000
     private let ring: OpaquePointer
-    private var registration: RegistrationID?
+    /// The loop's epoll fd, polled through the ring while sockets are attached (nil: poll backend, or the kernel
+    /// refused the poll); whether that poll is armed.
+    private var loopFD: CInt?
+    private var loopPollArmed = false
     private var readers: [(any BenchRingReadable)?] = []
     private var generations: [UInt32] = []
     private var fds: [CInt] = []
     private var freeSlots: [Int] = []
     /// Connections attached now.
     private(set) var attachedCount = 0
-    /// Whether the eventfd fired since the last hook (data is flowing: worth waiting for a batch).
-    private var signalled = false
     /// Whether `closeRing` ran (the loop finished).
     private var closed = false
     private let completions: UnsafeMutablePointer<CLonglinkBenchUringCompletion>
     private static let completionCapacity = 512
     private static let cancelUserData = UInt64.max
+    private static let loopPollUserData = UInt64.max - 1
     private unowned let context: LoopContext
     private let recorder: LoopRecorder?
-    /// Statistics for tests and the report: ring entries (wake-ups or not), completions handled, re-armed receives.
+    /// Statistics for tests and the report: ring entries (wake-ups or not), completions handled, re-armed receives,
+    /// and waits that ended because the loop's own events were due.
     private(set) var enters = 0
     private(set) var completionsHandled = 0
     private(set) var rearms = 0
-    private(set) var timeouts = 0
+    private(set) var loopWakeups = 0
 
     /// Ring sizes: 4,096 submission slots (16,384 completions), 4,096 provided buffers of 4 KiB (16 MiB per loop).
     static let entries: UInt32 = 4096
     static let bufferCount: UInt32 = 4096
     static let bufferSize: UInt32 = 4096
-    /// Defaults of `batch` and `maxWaitNanoseconds`.
-    static let defaultBatch: UInt32 = 32
-    static let defaultMaxWaitNanoseconds: Int64 = 250_000
+    /// Defaults of `batch` and `minWaitNanoseconds`. A sleep ends at the first completion: the publisher keeps a
+    /// window of publishes in flight and sends the next one only when one is answered, so an answer held for
+    /// company is throughput taken from the many-route figure (holding completions 20–50 µs, 32 at most, read
+    /// 5–10 % fewer deliveries/s than epoll in alternating runs; ending at the first read as many). The ring still
+    /// batches: whatever arrived while the thread worked is taken in one call. `--reader-batch` above 1 trades the
+    /// answers' delay for fewer calls (with 50 µs: 8–10 completions per call on many routes instead of 2–5, which
+    /// against Redis was 3.5–5 µs of load-generator CPU per delivery instead of 5–8).
+    static let defaultBatch: UInt32 = 1
+    static let defaultMinWaitNanoseconds: Int64 = 50_000
 
-    private init(ring: OpaquePointer, context: LoopContext, batch: UInt32, maxWaitNanoseconds: Int64) {
+    private init(ring: OpaquePointer, context: LoopContext, batch: UInt32, minWaitNanoseconds: Int64) {
         self.ring = ring
         self.context = context
-        self.batch = max(1, batch)
-        self.target = max(1, batch)
-        self.maxWaitNanoseconds = max(1_000, maxWaitNanoseconds)
+        self.batch = CLonglinkBenchUring_hasMinWait(ring) != 0 ? max(1, batch) : 1
+        self.minWaitNanoseconds = max(1_000, minWaitNanoseconds)
+        self.loopFD = context.readinessFD
         self.recorder = context.attachment(LoopRecorder.self)
         completions = .allocate(capacity: Self.completionCapacity)
     }
@@ -123,12 +146,10 @@ final class BenchUringReader: SelectorHandler {
     }
 
     /// When the loop finishes: closes the ring (the kernel cancels what is still armed) and lets go of every
-    /// connection and of the eventfd's registration, which hold the reader.
+    /// connection, which hold the reader.
     private func closeRing() {
         guard !closed else { return }
         closed = true
-        if let registration { context.deregister(registration) }
-        registration = nil
         readers.removeAll()
         CLonglinkBenchUring_close(ring)
     }
@@ -138,17 +159,17 @@ final class BenchUringReader: SelectorHandler {
     static func of(
         _ context: LoopContext,
         batch: UInt32 = defaultBatch,
-        maxWaitNanoseconds: Int64 = defaultMaxWaitNanoseconds,
+        minWaitNanoseconds: Int64 = defaultMinWaitNanoseconds,
         bufferCount: UInt32 = bufferCount
     ) -> BenchUringReader? {
         if let reader = context.attachment(BenchUringReader.self) { return reader }
         guard case .success(let ring) = open(entries: entries, bufferCount: bufferCount, bufferSize: bufferSize) else { return nil }
-        let reader = BenchUringReader(ring: ring, context: context, batch: batch, maxWaitNanoseconds: maxWaitNanoseconds)
-        do {
-            reader.registration = try context.register(fd: CLonglinkBenchUring_eventFD(ring), interest: .read, handler: reader)
-        } catch {
-            return nil
-        }
+        let reader = BenchUringReader(
+            ring: ring,
+            context: context,
+            batch: batch,
+            minWaitNanoseconds: minWaitNanoseconds
+        )
         context.attach(reader)
         context.addBeforeSleep { [unowned reader] in reader.beforeSleep() }
         context.whenFinished { reader.closeRing() }
@@ -166,7 +187,7 @@ final class BenchUringReader: SelectorHandler {
     }
 
     /// Why this process cannot read sockets through io_uring, nil when it can: opens a small ring (setup, mmap,
-    /// provided buffers, eventfd) and receives one message over a socket pair with a multishot receive.
+    /// provided buffers) and receives one message over a socket pair with a multishot receive.
     static func unavailableReason() -> String? {
         let ring: OpaquePointer
         switch open(entries: 8, bufferCount: 8, bufferSize: 4096) {
@@ -183,14 +204,14 @@ final class BenchUringReader: SelectorHandler {
             close(pair[1])
         }
         guard CLonglinkBenchUring_queueReceive(ring, pair[0], 1) == 0 else { return "no submission slot" }
-        let submitted = CLonglinkBenchUring_enter(ring, 0, 1_000_000)
+        let submitted = CLonglinkBenchUring_enter(ring, 0, 0, 1_000_000)
         guard submitted >= 0 else { return "io_uring_enter: \(String(cString: strerror(-submitted)))" }
         var byte: UInt8 = 42
         guard write(pair[1], &byte, 1) == 1 else { return "write: \(String(cString: strerror(errno)))" }
         var completion = CLonglinkBenchUringCompletion()
         let deadline = MonotonicClock.nanoseconds() + 1_000_000_000
         while MonotonicClock.nanoseconds() < deadline {
-            let waited = CLonglinkBenchUring_enter(ring, 1, 100_000_000)
+            let waited = CLonglinkBenchUring_enter(ring, 1, 0, 100_000_000)
             if waited < 0 && waited != -ETIME && waited != -EINTR { return "io_uring_enter: \(String(cString: strerror(-waited)))" }
             guard CLonglinkBenchUring_reap(ring, &completion, 1) == 1 else { continue }
             if completion.result == 1 && completion.flags & CLonglinkBenchUring_completionHasBuffer() != 0 {
@@ -245,26 +266,31 @@ final class BenchUringReader: SelectorHandler {
 
     /// Submits what is queued without waiting (the submission queue is full).
     private func submitNow() {
-        _ = CLonglinkBenchUring_enter(ring, 0, 0)
+        _ = CLonglinkBenchUring_enter(ring, 0, 0, 0)
         reap()
     }
 
-    /// The eventfd fired: data waits in the ring.
-    func handleEvent(_ event: SelectorEvent) {
-        var value: UInt64 = 0
-        _ = read(CLonglinkBenchUring_eventFD(ring), &value, 8)
-        signalled = true
-    }
-
-    /// Before the loop sleeps: submit, wait for a batch when data is flowing, and hand out the completions.
+    /// Before the loop sleeps: while sockets are attached, wait in the ring (see the type's comment), hand out the
+    /// completions, and keep the loop from sleeping in `epoll_wait`; otherwise only submit and reap what is there.
     private func beforeSleep() {
         guard !closed else { return }
-        let flowing = signalled
-        signalled = false
-        guard flowing || CLonglinkBenchUring_queued(ring) > 0 || CLonglinkBenchUring_hasTaskWork(ring) != 0 else { return }
+        guard attachedCount > 0 else {
+            // Nothing to receive: submit what is queued (the cancels of the last detached sockets) and reap what
+            // their task work posts, without waiting; the loop may sleep in epoll_wait.
+            guard CLonglinkBenchUring_queued(ring) > 0 || CLonglinkBenchUring_hasTaskWork(ring) != 0 else { return }
+            enters += 1
+            _ = CLonglinkBenchUring_enter(ring, 0, 0, 0)
+            reap()
+            recorder?.flushDeliveries()
+            return
+        }
+        if !loopPollArmed, let loopFD {
+            while CLonglinkBenchUring_queuePoll(ring, loopFD, Self.loopPollUserData) == -EBUSY { submitNow() }
+            loopPollArmed = true
+        }
         enters += 1
-        let waitFor = flowing && attachedCount > 0 ? target : 0
-        let result = CLonglinkBenchUring_enter(ring, waitFor, maxWaitNanoseconds)
+        let minWaitMicroseconds = UInt32(clamping: (minWaitNanoseconds + 999) / 1_000)
+        let result = CLonglinkBenchUring_enter(ring, batch, minWaitMicroseconds, Self.idleWaitNanoseconds)
         if result < 0 && result != -ETIME && result != -EINTR && result != -EBUSY && result != -EAGAIN {
             // The ring itself failed (should not happen): every attached connection ends with the reason.
             let reason = "io_uring_enter: \(String(cString: strerror(-result)))"
@@ -275,19 +301,11 @@ final class BenchUringReader: SelectorHandler {
             }
             return
         }
-        let got = reap()
+        reap()
         recorder?.flushDeliveries()
-        // The publisher is a closed loop (a window of publishes in flight): a wait for more completions than can
-        // come before it answers them ends only at the timeout, a bubble in the pipeline. So the count adapts:
-        // halved (to half of what came) when a wait timed out, grown by one when it was met, within 1…batch.
-        if waitFor > 0 {
-            if result == -ETIME && got < Int(waitFor) {
-                target = max(1, UInt32(got / 2))
-                timeouts += 1
-            } else if target < batch {
-                target += 1
-            }
-        }
+        // The next wait happens here again, not in epoll_wait (which data arriving in the ring would wake 10–30 ms
+        // late): a local job makes the loop's next epoll_wait only poll; its events are handled, then this hook runs.
+        if attachedCount > 0 { context.enqueue {} }
     }
 
     /// Hands every ready completion to its connection, recycles its buffer and re-arms a receive that ended
@@ -307,6 +325,17 @@ final class BenchUringReader: SelectorHandler {
             for index in 0..<count {
                 let completion = completions[index]
                 guard completion.userData != Self.cancelUserData else { continue }
+                if completion.userData == Self.loopPollUserData {
+                    // The loop's epoll fd is readable (its events are handled after this hook), or the kernel
+                    // refused to poll it: then the idle bound alone ends the waits.
+                    loopPollArmed = false
+                    if completion.result >= 0 || completion.result == -ECANCELED {
+                        loopWakeups += 1
+                    } else {
+                        loopFD = nil
+                    }
+                    continue
+                }
                 let buffered = completion.flags & hasBuffer != 0
                 let bufferID = completion.flags >> shift
                 defer { if buffered { CLonglinkBenchUring_recycle(ring, bufferID) } }

@@ -88,9 +88,10 @@ struct FanoutRunner {
     /// How subscribers read once subscribed: `.ioUring` moves each plain-TCP subscriber's socket to its loop's
     /// `BenchUringReader` (the fan-out scenario; the others keep epoll).
     var reader: BenchReader = .epoll
-    /// With `.ioUring`: completions per wake-up and the longest wait for them (see `BenchUringReader`).
+    /// With `.ioUring`: completions a ring wait asks for, and how long a completion may wait for them (see
+    /// `BenchUringReader`).
     var readerBatch = BenchUringReader.defaultBatch
-    var readerWaitNanoseconds = BenchUringReader.defaultMaxWaitNanoseconds
+    var readerWaitNanoseconds = BenchUringReader.defaultMinWaitNanoseconds
 
     /// Runs the workload against `system`; `serverPID` (when known) adds the server's CPU and memory figures.
     /// `publishTo` (Longlink only) sends the publisher to another node than the subscribers (cross-node fan-out).
@@ -166,9 +167,9 @@ struct FanoutRunner {
         let wait = readerWaitNanoseconds
         loops.loop(0).execute { context in
             guard let box = context.attachment(PublisherBox.self), let sink = box.sink else { return }
-            // With io_uring the publisher's answers come through the same ring as the deliveries: a wait for a
-            // batch counts them, and they are not held on epoll until the wait ends (which slowed the publisher).
-            if publisherThroughRing, let ring = BenchUringReader.of(context, batch: batch, maxWaitNanoseconds: wait) {
+            // With io_uring the publisher's answers come through the same ring as the deliveries: the loop sleeps
+            // in the ring, which takes them with the deliveries, without a read of their own.
+            if publisherThroughRing, let ring = BenchUringReader.of(context, batch: batch, minWaitNanoseconds: wait) {
                 box.longlinkSink?.readThroughRing(ring)
                 box.redisSink?.readThroughRing(ring)
             }
@@ -289,7 +290,7 @@ struct FanoutRunner {
                         )
                         subscriber.reconnectsAfterLoss = survivesRestarts
                         subscriber.onSubscribed = { subscriber in
-                            if throughRing, let ring = BenchUringReader.of(context, batch: batch, maxWaitNanoseconds: wait) { subscriber.readThroughRing(ring) }
+                            if throughRing, let ring = BenchUringReader.of(context, batch: batch, minWaitNanoseconds: wait) { subscriber.readThroughRing(ring) }
                             counters.subscribed.add(1)
                             settled()
                         }
@@ -316,7 +317,7 @@ struct FanoutRunner {
                             counters: counters
                         )
                         subscriber.onSubscribed = { subscriber in
-                            if throughRing, let ring = BenchUringReader.of(context, batch: batch, maxWaitNanoseconds: wait) { subscriber.readThroughRing(ring) }
+                            if throughRing, let ring = BenchUringReader.of(context, batch: batch, minWaitNanoseconds: wait) { subscriber.readThroughRing(ring) }
                             counters.subscribed.add(1)
                             settled()
                         }

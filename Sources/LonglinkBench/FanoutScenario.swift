@@ -20,8 +20,11 @@ enum FanoutScenario {
         } else if reader == .ioUring {
             report.notes.append(
                 "subscribers read through io_uring once subscribed (multishot receive, provided buffers, DEFER_TASKRUN; "
-                    + "each wake-up waits for up to \(runner.readerBatch) completions, fewer when waits time out, or "
-                    + "\(runner.readerWaitNanoseconds / 1000) µs, so a delivery is timed up to that much late); "
+                    + (runner.readerBatch > 1
+                        ? "each wake-up waits for up to \(runner.readerBatch) completions, or for one once "
+                            + "\(runner.readerWaitNanoseconds / 1000) µs passed, "
+                            + "so a delivery is timed up to that much late); "
+                        : "the loop sleeps in the ring until the first completion and takes all that are ready); ")
                     + "plain TCP only, TLS and WebSocket subscribers keep epoll"
             )
         }

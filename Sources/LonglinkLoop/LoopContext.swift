@@ -320,6 +320,18 @@ public final class LoopContext {
 
     /// Timers not yet fired or cancelled (tests and stats).
     public var scheduledTimerCount: Int { timers.count }
+
+    /// The epoll fd this loop sleeps on (nil with the poll backend): readable whenever `epoll_wait` would return
+    /// events, i.e. a registered fd is ready, a timer is due or another thread posted a job. For a before-sleep hook
+    /// that sleeps in the loop's place (the load generator's io_uring reader waits in its ring, which it has poll
+    /// this fd, so that the loop's own events end that wait). Only poll it: waiting on it or reading it would take
+    /// the loop's events.
+    public var readinessFD: CInt? {
+        switch selector {
+        case .epoll(let epoll): epoll.fd
+        case .poll: nil
+        }
+    }
 }
 
 @available(*, unavailable)

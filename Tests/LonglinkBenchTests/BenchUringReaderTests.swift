@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 @testable import LonglinkBench
 import LonglinkCore
@@ -198,6 +199,165 @@ struct BenchUringReaderTests {
         }
         #expect(counts == [0, 1_000])
         _ = loops.collect { context in context.detach(Collectors.self) }
+    }
+
+    /// The loop side of a closed-loop exchange, like the publisher with a window of one: it sends a byte, and each
+    /// byte echoed back through the ring releases the next, `rounds` times.
+    final class Pinger: BenchRingReadable {
+        let fd: CInt
+        let rounds: Int
+        var sent = 0
+        var received = 0
+        var mismatches = 0
+        var endError: String?
+
+        init(fd: CInt, rounds: Int) {
+            self.fd = fd
+            self.rounds = rounds
+        }
+
+        func sendNext() {
+            var byte = UInt8(truncatingIfNeeded: sent)
+            if Glibc.write(fd, &byte, 1) == 1 { sent += 1 }
+        }
+
+        func ringDidReceive(_ bytes: UnsafeRawBufferPointer, at now: UInt64) {
+            for byte in bytes {
+                if byte != UInt8(truncatingIfNeeded: received) { mismatches += 1 }
+                received += 1
+            }
+            if received == sent && sent < rounds { sendNext() }
+        }
+
+        func ringDidEnd(error: String?) { endError = error ?? "closed" }
+    }
+
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
+    }
+
+    /// The calling thread's id (the last part of /proc/thread-self), nil where /proc is not mounted.
+    static func currentThreadID() -> String? {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = buffer.withUnsafeMutableBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { readlink("/proc/thread-self", $0.baseAddress!, $0.count - 1) }
+        }
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count], as: UTF8.self).split(separator: "/").last.map(String.init)
+    }
+
+    /// What thread `tid` of this process is in, from /proc/self/task/TID/syscall: "running", or the number of the
+    /// system call it is blocked in and its arguments (nil when the file cannot be read).
+    static func blockedCall(tid: String) -> [Substring]? {
+        let fd = open("/proc/self/task/\(tid)/syscall", O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count], as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+    }
+
+    /// The system calls a loop sleeps in when it sleeps in epoll (the timeout is their fourth argument).
+    #if arch(x86_64)
+    static let epollWaits: Set<Int> = [232, 281]  // epoll_wait, epoll_pwait
+    #elseif arch(arm64)
+    static let epollWaits: Set<Int> = [22]  // epoll_pwait
+    #else
+    static let epollWaits: Set<Int> = []
+    #endif
+    static let ioUringEnter = 426
+
+    /// The stall of many-route runs (19–28 k deliveries/s, p90 8–10 ms): the old reader let the loop sleep in
+    /// epoll_wait after a ring wait that ended empty, and only an eventfd that the kernel writes 10–30 ms after the
+    /// data (with DEFER_TASKRUN) woke it. Not a timed test: it counts what /proc says the loop thread is blocked in
+    /// while a closed-loop exchange runs through the ring (against the old reader: in epoll_wait in 1,818 of 1,873
+    /// samples; now: in io_uring_enter, never in epoll_wait).
+    @Test(
+        "in a closed-loop exchange the loop sleeps in the ring, never in epoll_wait, which data arriving in the ring wakes only 10-30 ms late",
+        .enabled(if: BenchUringReader.unavailableReason() == nil, "io_uring is available on this kernel")
+    )
+    func closedLoopSleepsInTheRing() throws {
+        let rounds = 40
+        let loops = try BenchLoops(threads: 1)
+        defer { loops.shutdown() }
+        let listener = try Socket.listen(host: "127.0.0.1", port: 0)
+        defer { Socket.close(listener) }
+        let address = try SocketAddress(ipAddress: "127.0.0.1", port: try Socket.localPort(listener))
+        let connected = loops.collect { _ -> CInt in (try? Socket.connect(to: address).fd) ?? -1 }
+        let client = try #require(connected.first)
+        try #require(client >= 0)
+        defer { Socket.close(client) }
+        var accepted: CInt?
+        let acceptDeadline = MonotonicClock.nanoseconds() + 5_000_000_000
+        while accepted == nil && MonotonicClock.nanoseconds() < acceptDeadline {
+            if let peer = try Socket.accept(listener) { accepted = peer } else { usleep(1_000) }
+        }
+        let peer = try #require(accepted)
+        defer {
+            _ = shutdown(peer, CInt(SHUT_RDWR))  // ends the echo thread's read if the exchange stopped early
+            Socket.close(peer)
+        }
+        try Socket.setNonBlocking(peer, false)
+
+        // The peer answers each byte a few milliseconds later, longer than a sleep in the ring lasts when nothing
+        // comes: between answers the loop has nothing to do, the moment the old reader left it in epoll_wait.
+        let echoed = Flag()
+        DispatchQueue.global().async {
+            var byte: UInt8 = 0
+            for _ in 0..<rounds {
+                guard Glibc.read(peer, &byte, 1) == 1 else { break }
+                usleep(3_000)
+                guard Glibc.write(peer, &byte, 1) == 1 else { break }
+            }
+            echoed.set()
+        }
+        let started = loops.collect { context -> String? in
+            guard let reader = BenchUringReader.of(context) else { return nil }
+            let pinger = Pinger(fd: client, rounds: rounds)
+            context.attach(pinger)
+            _ = reader.attach(fd: client, reader: pinger)
+            pinger.sendNext()
+            return Self.currentThreadID() ?? "unknown"
+        }
+        let loopThread = try #require(started.first ?? nil)
+
+        // While the exchange runs, look at what the loop thread is blocked in.
+        var samples = 0
+        var inEpoll = 0
+        var inRing = 0
+        let deadline = MonotonicClock.nanoseconds() + 20_000_000_000
+        while !echoed.isSet && MonotonicClock.nanoseconds() < deadline {
+            if let call = Self.blockedCall(tid: loopThread) {
+                samples += 1
+                if let number = Int(call[0]) {
+                    if Self.epollWaits.contains(number) && call.count > 4 && call[4] != "0x0" { inEpoll += 1 }
+                    if number == Self.ioUringEnter { inRing += 1 }
+                }
+            }
+            usleep(200)
+        }
+        var progress: (received: Int, mismatches: Int, endError: String?) = (0, 0, nil)
+        while MonotonicClock.nanoseconds() < deadline {
+            progress = loops.collect { context in
+                let pinger = context.attachment(Pinger.self)
+                return (pinger?.received ?? -1, pinger?.mismatches ?? -1, pinger?.endError)
+            }.first ?? (0, 0, nil)
+            if progress.received >= rounds || progress.endError != nil { break }
+            usleep(1_000)
+        }
+        _ = loops.collect { context in context.detach(Pinger.self) }
+        #expect(progress.received == rounds, "every answer came back through the ring")
+        #expect(progress.mismatches == 0)
+        #expect(progress.endError == nil)
+        if samples > 0 {
+            #expect(
+                inEpoll == 0,
+                "the loop slept in epoll_wait in \(inEpoll) of \(samples) samples (in the ring in \(inRing)) while a socket was read through the ring"
+            )
+        }
     }
 
     @Test("with io_uring refused, the default reader falls back to epoll and says why; asking for io_uring then fails")

@@ -81,12 +81,18 @@ public enum BenchCommand {
             help: "fanout: how subscribers read (default: io_uring where the kernel allows it with --rate 0, else epoll)",
             configurable: false
         ),
-        OptionSpec("reader-batch", default: "32", valueName: "K", help: "--reader io_uring: completions per wake-up", configurable: false),
+        OptionSpec(
+            "reader-batch",
+            default: "1",
+            valueName: "K",
+            help: "--reader io_uring: completions a wake-up waits for (1: the first; more hold the publisher's answers)",
+            configurable: false
+        ),
         OptionSpec(
             "reader-wait-us",
-            default: "250",
+            default: "50",
             valueName: "µS",
-            help: "--reader io_uring: longest wait for them in µs (a delivery is timed at most this late)",
+            help: "--reader-batch above 1: µs a completion waits for the others (a delivery is timed at most this late)",
             configurable: false
         ),
         OptionSpec("churn-rate", default: "200", valueName: "N", help: "churn: connections opened and closed per second", configurable: false),
