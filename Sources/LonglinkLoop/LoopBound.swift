@@ -58,6 +58,17 @@ public final class LoopBound<Object: AnyObject>: Sendable {
         bound = nil
     }
 
+    /// Posts `job` to the loop; it runs with the object if one is bound by then (see `object`), and not at all
+    /// otherwise. Returns false, dropping the job, once the loop has shut down. For a job that must also act when
+    /// the object is gone, post to `loop` and read `object` there.
+    @discardableResult
+    public func execute(_ job: @escaping @Sendable (Object) -> Void) -> Bool {
+        loop.execute { [self] _ in
+            guard let object = self.object else { return }
+            job(object)
+        }
+    }
+
     /// The object: nil before it was bound, after `unbind()` and once its loop finished. Only on its loop's thread
     /// (in a job posted with `loop.execute`).
     public var object: Object? {

@@ -102,7 +102,7 @@ public final class RedisBroker: Broker {
 
     public func subscribe(_ routes: [Route]) throws(BrokerError) {
         try checkAvailable()
-        session.loop.execute { [session] _ in session.object?.subscribe(routes) }
+        session.execute { $0.subscribe(routes) }
     }
 
     public func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void) {
@@ -114,14 +114,14 @@ public final class RedisBroker: Broker {
     }
 
     public func unsubscribe(_ routes: [Route]) throws(BrokerError) {
-        session.loop.execute { [session] _ in session.object?.unsubscribe(routes) }
+        session.execute { $0.unsubscribe(routes) }
     }
 
     /// Publishes a record (for stores that do not publish themselves). Throws `.unavailable` while Redis is
     /// unreachable; a record accepted here and lost with the connection before it was written is logged.
     public func publish(_ record: OrderChangeRecord) throws(BrokerError) {
         try checkAvailable()
-        session.loop.execute { [session] _ in session.object?.publish(record) }
+        session.execute { $0.publish(record) }
     }
 
     public func shutdown() {

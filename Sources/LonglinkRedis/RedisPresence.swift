@@ -70,7 +70,7 @@ public final class RedisPresence: PresenceStore {
     /// none over the counts-only threshold).
     private func announce(_ route: Route, joined: Bool, _ member: PresenceMember) {
         guard local.localCount(of: route) <= configuration.countsOnlyAbove else { return }
-        session.loop.execute { [session] _ in session.object?.publish(route, joined: joined, member) }
+        session.execute { $0.publish(route, joined: joined, member) }
     }
 
     public func deliverRemoteEvents(to handler: @escaping @Sendable (PresenceEvent) -> Void) {
@@ -78,11 +78,11 @@ public final class RedisPresence: PresenceStore {
     }
 
     public func watchEvents(_ route: Route) {
-        session.loop.execute { [session] _ in session.object?.watch(route) }
+        session.execute { $0.watch(route) }
     }
 
     public func unwatchEvents(_ route: Route) {
-        session.loop.execute { [session] _ in session.object?.unwatch(route) }
+        session.execute { $0.unwatch(route) }
     }
 
     public func localCount(of route: Route) -> Int { local.localCount(of: route) }

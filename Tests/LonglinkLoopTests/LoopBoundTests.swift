@@ -78,6 +78,31 @@ struct LoopBoundTests {
         #expect(seen.value == [1, nil])
     }
 
+    @Test("execute runs a job with the bound object on its loop, and skips it before the binding and after unbind")
+    func executeWithObject() throws {
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdownGracefully() }
+        let loop = group.loops[0]
+        let handle = LoopBound<Counter>(loop: loop)
+        let ran = Shared<[Int]>([])
+        // Jobs that run without an object leave no trace; one posted after them marks the end.
+        let record: @Sendable (Counter) -> Void = { counter in
+            #expect(loop.inEventLoop)
+            counter.count += 1
+            ran.update { $0.append(counter.count) }
+        }
+        #expect(handle.execute(record))
+        loop.execute { context in handle.bind(Counter(), on: context) }
+        #expect(handle.execute(record))
+        #expect(handle.execute(record))
+        loop.execute { _ in handle.unbind() }
+        #expect(handle.execute(record))
+        let done = Shared<Bool>(false)
+        loop.execute { _ in done.update { $0 = true } }
+        #expect(eventually { done.value })
+        #expect(ran.value == [1, 2])
+    }
+
     @Test("a handle made on the loop reaches its object at once and drops it when the loop finishes")
     func boundOnTheLoop() throws {
         let loop = try EventLoop()

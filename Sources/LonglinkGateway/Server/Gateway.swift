@@ -140,8 +140,7 @@ public final class Gateway: Sendable {
         let ports = shared.loopGateways.withLock { $0 }
         shared.drainedLoops.store(0, ordering: .relaxed)
         for port in ports {
-            let gateway = port.bound
-            gateway.loop.execute { _ in gateway.object?.drain() }
+            port.bound.execute { $0.drain() }
         }
         let period = shared.configuration.drainPeriod + .seconds(1)
         let deadline = ContinuousClock.now + period

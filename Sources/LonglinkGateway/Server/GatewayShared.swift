@@ -58,8 +58,7 @@ final class GatewayShared: Sendable {
         // Other nodes' joins and leaves (Redis presence) go to every loop like this node's own.
         presence.deliverRemoteEvents { [weak self] event in
             for port in self?.loopGateways.withLock({ $0 }) ?? [] {
-                let gateway = port.bound
-                gateway.loop.execute { _ in gateway.object?.deliverPresenceEvent(event) }
+                port.bound.execute { $0.deliverPresenceEvent(event) }
             }
         }
     }
@@ -170,7 +169,7 @@ struct LoopPort: Sendable {
 
     private func askToTake() {
         let bound = self.bound
-        bound.loop.execute { _ in bound.object?.takePushes() }
+        bound.execute { $0.takePushes() }
     }
 }
 

@@ -20,8 +20,8 @@ extension LoopGateway {
         let bound = self.bound
         let connectionID = connection.id
         shared.broker.whenSubscribed([route]) {
-            bound.loop.execute { _ in
-                bound.object?.subscribeRead(
+            bound.execute { gateway in
+                gateway.subscribeRead(
                     connectionID,
                     route: route,
                     result: .success(SubscribeRead(epoch: 0, snapshot: nil, history: nil))

@@ -46,8 +46,7 @@ extension LoopGateway {
         else { return }
         let event = PresenceEvent(route: route, joined: joined, member: member)
         for port in shared.loopGateways.withLock({ $0 }) {
-            let gateway = port.bound
-            gateway.loop.execute { _ in gateway.object?.deliverPresenceEvent(event) }
+            port.bound.execute { $0.deliverPresenceEvent(event) }
         }
     }
 
@@ -74,9 +73,8 @@ extension LoopGateway {
             case .failure(let error):
                 frame = .error(ErrorFrame(requestID: requestID, code: .unavailable, message: "\(error)"))
             }
-            bound.loop.execute { _ in
-                guard let gateway = bound.object, let connection = gateway.connections[connectionID], !connection.isClosed
-                else { return }
+            bound.execute { gateway in
+                guard let connection = gateway.connections[connectionID], !connection.isClosed else { return }
                 connection.send(frame)
             }
         }

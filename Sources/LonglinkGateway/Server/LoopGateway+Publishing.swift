@@ -103,7 +103,7 @@ extension LoopGateway {
         // Receipts are watched on the committing thread, right after the commit's hand-off (as before the batch path).
         shared.store.applyQueued(contentsOf: changes) { results in
             Self.watchReceipts(watches, results, shared: shared, publisher: bound)
-            bound.loop.execute { _ in bound.object?.answerInFlight(results) }
+            bound.execute { $0.answerInFlight(results) }
         }
     }
 
@@ -216,8 +216,8 @@ extension LoopGateway {
     func acknowledged(_ route: Route, offset: UInt64, by connection: Connection) {
         let receipts = shared.receipts.acknowledged(route, offset: offset, subscriberID: connection.clientID, nowMillis: wallMillis)
         for (gateway, connectionID, receipt) in receipts {
-            gateway.loop.execute { _ in
-                guard let publisher = gateway.object?.connections[connectionID], !publisher.isClosed else { return }
+            gateway.execute { gateway in
+                guard let publisher = gateway.connections[connectionID], !publisher.isClosed else { return }
                 publisher.send(.deliveryReceipt(receipt))
             }
         }

@@ -294,7 +294,7 @@ final class LoopGateway {
             // a follower got the first of three values and never the other two).
             shared.broker.whenSubscribed([route]) {
                 shared.store.readToggleForSubscribe(route, since: since) { result in
-                    bound.loop.execute { _ in bound.object?.subscribeRead(connectionID, route: route, result: result) }
+                    bound.execute { $0.subscribeRead(connectionID, route: route, result: result) }
                 }
             }
             return
@@ -315,7 +315,7 @@ final class LoopGateway {
         // sleeps, with this iteration's other store requests.
         shared.broker.whenSubscribed([route]) {
             let completion: @Sendable (Result<SubscribeRead, StoreError>) -> Void = { result in
-                bound.loop.execute { _ in bound.object?.subscribeRead(connectionID, route: route, result: result) }
+                bound.execute { $0.subscribeRead(connectionID, route: route, result: result) }
             }
             let limit = shared.configuration.peer.maxRecoveredRecords + 1
             if bound.loop.inEventLoop {

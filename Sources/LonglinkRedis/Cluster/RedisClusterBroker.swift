@@ -110,7 +110,7 @@ public final class RedisClusterBroker: Broker {
 
     public func subscribe(_ routes: [Route]) throws(BrokerError) {
         try checkAvailable()
-        session.loop.execute { [session] _ in session.object?.subscribe(routes) }
+        session.execute { $0.subscribe(routes) }
     }
 
     public func whenSubscribed(_ routes: [Route], _ body: @escaping @Sendable () -> Void) {
@@ -122,35 +122,35 @@ public final class RedisClusterBroker: Broker {
     }
 
     public func unsubscribe(_ routes: [Route]) throws(BrokerError) {
-        session.loop.execute { [session] _ in session.object?.unsubscribe(routes) }
+        session.execute { $0.unsubscribe(routes) }
     }
 
     /// Publishes a record with `SPUBLISH` on its slot's master (for stores that do not publish themselves).
     public func publish(_ record: OrderChangeRecord) throws(BrokerError) {
         try checkAvailable()
-        session.loop.execute { [session] _ in session.object?.publish([record]) }
+        session.execute { $0.publish([record]) }
     }
 
     public func publish(contentsOf records: [OrderChangeRecord]) throws(BrokerError) {
         try checkAvailable()
-        session.loop.execute { [session] _ in session.object?.publish(records) }
+        session.execute { $0.publish(records) }
     }
 
     /// Publishes committed records on their lines' shard channels (for a store that `SPUBLISH`ed them on their
     /// routes' channels itself): the line-wide subscribers of every node get them from there.
     public func publishToLines(_ records: [OrderChangeRecord]) {
         guard !records.isEmpty, status.running.load(ordering: .relaxed) else { return }
-        session.loop.execute { [session] _ in session.object?.publishToLines(records) }
+        session.execute { $0.publishToLines(records) }
     }
 
     /// Subscribes plain shard channels (reference counted), for `plainMessages`.
     func subscribeChannels(_ names: [String]) {
-        session.loop.execute { [session] _ in session.object?.subscribeChannels(names) }
+        session.execute { $0.subscribeChannels(names) }
     }
 
     /// Releases plain shard channels.
     func unsubscribeChannels(_ names: [String]) {
-        session.loop.execute { [session] _ in session.object?.unsubscribeChannels(names) }
+        session.execute { $0.unsubscribeChannels(names) }
     }
 
     public func shutdown() {

@@ -90,7 +90,7 @@ public final class RedisClusterPresence: PresenceStore {
     /// threshold).
     private func announce(_ route: Route, joined: Bool, _ member: PresenceMember) {
         guard local.localCount(of: route) <= configuration.countsOnlyAbove else { return }
-        session.loop.execute { [session] _ in session.object?.publish(route, joined: joined, member) }
+        session.execute { $0.publish(route, joined: joined, member) }
     }
 
     public func deliverRemoteEvents(to handler: @escaping @Sendable (PresenceEvent) -> Void) {
@@ -98,15 +98,15 @@ public final class RedisClusterPresence: PresenceStore {
     }
 
     public func watchEvents(_ route: Route) {
-        session.loop.execute { [events, session] _ in
-            guard let session = session.object, session.watch(route) else { return }
+        session.execute { [events] session in
+            guard session.watch(route) else { return }
             events.subscribeChannels([session.eventChannel(route)])
         }
     }
 
     public func unwatchEvents(_ route: Route) {
-        session.loop.execute { [events, session] _ in
-            guard let session = session.object, session.unwatch(route) else { return }
+        session.execute { [events] session in
+            guard session.unwatch(route) else { return }
             events.unsubscribeChannels([session.eventChannel(route)])
         }
     }
