@@ -64,11 +64,11 @@ final class Mailbox: Sendable {
     /// commits for everyone is not kept from its own sockets for long.
     static let callerRounds = 4
     /// A `commitQueued()` or `applyOnCaller` caller commits at most this many changes itself; a bigger batch means
-    /// the caller is loaded, and the writer thread commits it on another core instead. 64 is a loop's publishes of
-    /// one iteration from a publisher window of 64 (what `longlink bench` keeps in flight): at 16, batches that
-    /// size went to the writer thread, and the hop (a wake-up each way, the records' reference counts bouncing
-    /// between the cores) cost more CPU per delivery than the commit itself (issue 19). 64 memory-store changes
-    /// commit in about 100 µs.
+    /// the caller is loaded, and the writer thread commits it on another core instead. 64 covers a loop's publishes
+    /// of one iteration from a publisher window of 64 (what `longlink bench` keeps in flight; about 31 arrive per
+    /// iteration): at 16 those batches went to the writer thread, a wake-up each way and the records crossing
+    /// cores. Sessions 9 and 10 of issue 19 measured no difference in CPU per delivery between 16 and 64 within this
+    /// machine's noise; the hop it saves is the reason.
     static let callerBatchLimit = 64
 
     let configuration: StoreWriter.Configuration

@@ -9,11 +9,11 @@
 // (which runs the clients) during the N publishes, divided by N.
 //
 // Each order keeps its last H records (`--history`, default 64), and the warm-up moves every order past twice as
-// many (the most its history array holds between two compactions), so
-// the window measures the path in its steady state: a new record's history slot is one an old record gave up. An
-// order's history array growing to its kept length is a cost per order, not per record (about log₂ H
-// allocations over the order's life: with the standard 1,000 records, 20 orders and 600 records measured right
-// after 10 records each, it added 0.03–0.07 per record in the window).
+// many (the most its history array holds between two compactions), so the window measures the path in its steady
+// state: a new record's history slot is one an old record gave up. An order's history array growing to its kept
+// length is a cost per order, not per record (about log₂ H allocations over the order's life: with the standard
+// 1,000 records, 20 orders and 600 records measured right after 10 records each, it added 0.03–0.07 per record in
+// the window).
 //
 // A separate process, not a test in the shared test bundle: there every other suite's gateways, clients and
 // threads allocate at the same time, and the interposed allocator would count calls of every test. Run by
