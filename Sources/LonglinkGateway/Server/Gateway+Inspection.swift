@@ -60,7 +60,7 @@ extension Gateway {
     }
 
     /// The gateway's event loops (empty before `start()`). The operations listener runs on the first one.
-    public var eventLoops: [EventLoop] { shared.loops.withLock { $0 } }
+    public var eventLoops: [EventLoop] { shared.loopGateways.withLock { $0.map(\.bound.loop) } }
 
     /// Collects every loop's connections and route counts (each loop answers on its own thread through
     /// `execute`); `completion` runs once, on the last loop to answer, or at once when no loop runs.

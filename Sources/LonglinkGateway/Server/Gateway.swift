@@ -118,7 +118,6 @@ public final class Gateway: Sendable {
             }
         }
         shared.loopGateways.withLock { $0 = loopPorts }
-        shared.loops.withLock { $0 = loops.loops }
         group.withLock { $0 = loops }
         for (spec, port) in zip(specs, ports) {
             shared.logger.info(

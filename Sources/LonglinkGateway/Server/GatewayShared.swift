@@ -16,10 +16,8 @@ final class GatewayShared: Sendable {
     let counters: GatewayCounters
     let receipts = ReceiptBook()
     let clock: any WallClock
-    /// The loops, set once they exist (read by completions to find a connection's loop).
-    let loops = Mutex<[EventLoop]>([])
     /// Each loop's gateway handle and push inbox by loop index, for the fan-out and every job posted to a loop's
-    /// gateway: set by `Gateway.start` with `loops` (each handle is bound once that loop made its gateway).
+    /// gateway: set by `Gateway.start` once the loops exist (each handle is bound once that loop made its gateway).
     let loopGateways = Mutex<[LoopPort]>([])
     /// Which loops hold subscribers of which routes (a commit wakes only those).
     let loopRoutes: LoopRoutes
