@@ -18,6 +18,34 @@ enum PushEncoder {
         Array(try PushFrame(record, skippedBefore: skippedBefore))
     }
 
+    /// Writes the push of `record` into `frame`: in `frame`'s storage when it has the room (the count is trimmed or
+    /// extended to the push's length, then the bytes are written over it; storage another copy holds is copied
+    /// first, which is one allocation, as a new array would be), else into a new array with 32 bytes to spare, so the
+    /// next push of about the same length fits. Throws before changing `frame`.
+    ///
+    /// The count moves a byte at a time: pushes of one ring differ by a few bytes (an order id, a varint), and a
+    /// single-element `append`/`removeLast` is specialised code in every build, where `removeLast(_:)` and
+    /// `append(contentsOf:)` go through generic paths that allocate in a debug build. A frame more than
+    /// `slackToTrim` bytes longer than the push is replaced instead.
+    static func write(_ record: OrderChangeRecord, into frame: inout [UInt8]) throws(FrameError) {
+        let push = try PushFrame(record, skippedBefore: false)
+        let total = push.total
+        let count = frame.count
+        guard count > 0, total <= frame.capacity, count - total <= slackToTrim else {
+            frame = [UInt8](unsafeUninitializedCapacity: total + 32) { storage, initialized in
+                push.write(to: storage.baseAddress!)
+                initialized = total
+            }
+            return
+        }
+        while frame.count > total { frame.removeLast() }
+        while frame.count < total { frame.append(0) }
+        frame.withUnsafeMutableBufferPointer { push.write(to: $0.baseAddress!) }
+    }
+
+    /// The most bytes `write(_:into:)` trims off a frame to reuse it.
+    static let slackToTrim = 64
+
     /// Bytes of `value` as a base-128 varint.
     @inline(__always)
     static func varintSize(_ value: UInt64) -> Int {
@@ -300,5 +328,10 @@ extension ProtobufFrameCodec {
     /// `encodedFrame(.push(Push(route: record.route, record: record)))`).
     public func encodedPush(of record: OrderChangeRecord) throws(FrameError) -> [UInt8] {
         try PushEncoder.frame(of: record)
+    }
+
+    /// `encodedPush(of:)` written into `frame`'s storage when it is free and large enough (`PushEncoder.write`).
+    public func encodePush(of record: OrderChangeRecord, into frame: inout [UInt8]) throws(FrameError) {
+        try PushEncoder.write(record, into: &frame)
     }
 }

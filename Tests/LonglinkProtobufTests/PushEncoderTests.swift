@@ -36,6 +36,40 @@ struct PushEncoderTests {
         #expect(checked == 5_000)
     }
 
+    @Test("writes a push into an array: in its storage when free and large enough, never into storage another copy holds")
+    func writesInPlace() throws {
+        let codec = ProtobufFrameCodec()
+        var random = SplitMix(seed: 7)
+        var frame: [UInt8] = []
+        var reused = 0
+        for index in 0..<2_000 {
+            let record = Self.record(index, &random)
+            let expected = try codec.encodedPush(of: record)
+            let before = frame.withUnsafeBufferPointer { $0.baseAddress }
+            // Reused: room enough, and at most `slackToTrim` bytes to trim off.
+            let roomy = frame.capacity >= expected.count && frame.count - expected.count <= PushEncoder.slackToTrim
+            // Every third round another copy holds the previous push: its bytes must survive the write.
+            let held: [UInt8]? = index % 3 == 0 ? frame : nil
+            let heldBytes = held.map { Array($0) }
+            try codec.encodePush(of: record, into: &frame)
+            #expect(frame == expected, "record \(index)")
+            if let held, let heldBytes { #expect(held == heldBytes, "a held push was overwritten at record \(index)") }
+            let after = frame.withUnsafeBufferPointer { $0.baseAddress }
+            if roomy && held == nil && before != nil {
+                #expect(after == before, "free storage large enough was not reused at record \(index)")
+                reused += 1
+            }
+            if held != nil && before != nil { #expect(after != before) }
+        }
+        #expect(reused >= 250)  // 300 of the 2,000 generated records (their lengths vary widely)
+        // A refused record leaves the array as it was.
+        let kept = frame
+        var nul = Self.record(1, &random)
+        nul.fields = OrderFields(driverID: "d\u{0}x")
+        #expect(throws: FrameError.self) { try codec.encodePush(of: nul, into: &frame) }
+        #expect(frame == kept)
+    }
+
     @Test("refuses what the codec refuses: a NUL byte in a string, a record of a kind that carries none")
     func refusals() throws {
         let codec = ProtobufFrameCodec()

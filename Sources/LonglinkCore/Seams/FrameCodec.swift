@@ -20,6 +20,10 @@ public protocol FrameCodec: Sendable {
     /// The push of `record` on its own route (`encodedFrame(.push(Push(route: record.route, record: record)))`):
     /// encoded once per record per process on the fan-out path, and shared by every subscriber on every loop.
     func encodedPush(of record: OrderChangeRecord) throws(FrameError) -> [UInt8]
+    /// Writes `encodedPush(of: record)`'s bytes into `frame`, replacing what it held and reusing its storage when
+    /// `frame` is its only owner and it is large enough (the fan-out's ring of frames: a push encoded with no
+    /// allocation). Throws before changing `frame`. The default assigns `encodedPush(of:)`.
+    func encodePush(of record: OrderChangeRecord, into frame: inout [UInt8]) throws(FrameError)
     /// Appends the framed answer to an accepted publish (`.publishResult(PublishResult(requestID:, outcome:
     /// .accepted(…)))`) to `bytes`: the one frame every publish gets back, written into the connection's reply
     /// chunk with no array of its own. The default appends `encodedFrame`'s bytes.
@@ -48,6 +52,11 @@ extension FrameCodec {
     /// Encodes `.push(Push(route: record.route, record: record))` with `encodedFrame`.
     public func encodedPush(of record: OrderChangeRecord) throws(FrameError) -> [UInt8] {
         try encodedFrame(.push(Push(route: record.route, record: record)))
+    }
+
+    /// Assigns `encodedPush(of:)` (new storage every time).
+    public func encodePush(of record: OrderChangeRecord, into frame: inout [UInt8]) throws(FrameError) {
+        frame = try encodedPush(of: record)
     }
 }
 

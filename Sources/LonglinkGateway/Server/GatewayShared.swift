@@ -69,6 +69,8 @@ final class GatewayShared: Sendable {
 /// itself takes its pushes before it sleeps, with no job.
 final class GatewayDelivery: BrokerDelivery {
     private let shared: GatewayShared
+    /// The ring of push frames of the threads that are not loops (the Store writer, a broker's thread).
+    private let foreignFrames = PushFrameRing()
 
     init(shared: GatewayShared) { self.shared = shared }
 
@@ -85,39 +87,49 @@ final class GatewayDelivery: BrokerDelivery {
         deliverToLoops(records)
     }
 
-    /// Encodes the pushes once and hands them to the loops that want them.
+    /// Encodes the pushes once (into the committing loop's ring of frames, `PushFrameRing`) and hands them to the
+    /// loops that want them.
+    /// (Inlined into its two callers: specialised for one record and for an array.)
+    @inline(__always)
     private func deliverToLoops(_ records: some RandomAccessCollection<OrderChangeRecord>) {
         guard !records.isEmpty else { return }
         let ports = shared.loopGateways.withLock { $0 }
         guard !ports.isEmpty else { return }
-        if ports.count == 1 || !shared.loopRoutes.tracks {
-            // One loop holds every subscription of this node, and the broker delivers only wanted records: the
-            // pushes are encoded straight into the inbox.
-            if ports.count == 1 {
-                ports[0].hand { pushes in
-                    for record in records { pushes.append(encode(record)) }
+        var ring = foreignFrames
+        for index in ports.indices where ports[index].bound.loop.inEventLoop {
+            ring = ports[index].frames
+            break
+        }
+        ring.withFrames { frames in
+            if ports.count == 1 || !shared.loopRoutes.tracks {
+                // One loop holds every subscription of this node, and the broker delivers only wanted records: the
+                // pushes are encoded straight into the inbox.
+                if ports.count == 1 {
+                    ports[0].hand { pushes in
+                        for record in records { pushes.append(encode(record, &frames)) }
+                    }
+                    return
+                }
+                let encoded = records.map { encode($0, &frames) }
+                for port in ports {
+                    port.hand { $0.append(contentsOf: encoded) }
                 }
                 return
             }
-            let encoded = records.map(encode)
-            for port in ports {
-                port.hand { $0.append(contentsOf: encoded) }
-            }
-            return
-        }
-        var masks: [UInt64] = []
-        masks.reserveCapacity(records.count)
-        shared.loopRoutes.masks(for: records, into: &masks)
-        var all: UInt64 = 0
-        for mask in masks { all |= mask }
-        guard all != 0 else { return }
-        // Records no loop wants (a networked broker may deliver a route a loop just left) are not encoded.
-        let pushes = zip(records, masks).map { record, mask in mask == 0 ? nil : encode(record) }
-        for (index, port) in ports.enumerated() where all & (1 << UInt64(index)) != 0 {
-            let bit: UInt64 = 1 << UInt64(index)
-            port.hand { inbox in
-                for (push, mask) in zip(pushes, masks) where mask & bit != 0 {
-                    if let push { inbox.append(push) }
+            var masks: [UInt64] = []
+            masks.reserveCapacity(records.count)
+            shared.loopRoutes.masks(for: records, into: &masks)
+            var all: UInt64 = 0
+            for mask in masks { all |= mask }
+            guard all != 0 else { return }
+            // Records no loop wants (a networked broker may deliver a route a loop just left) are not encoded.
+            let pushes = zip(records, masks).map { record, mask in mask == 0 ? nil : encode(record, &frames) }
+            for (index, port) in ports.enumerated() where all & (1 << UInt64(index)) != 0 {
+                let bit: UInt64 = 1 << UInt64(index)
+                port.hand { inbox in
+                    for (push, mask) in zip(pushes, masks) where mask & bit != 0 {
+                        if let push { inbox.append(push) }
+                    }
                 }
             }
         }
@@ -125,9 +137,9 @@ final class GatewayDelivery: BrokerDelivery {
 
     /// A record's push, encoded once; a record that cannot be encoded is logged here, once, and reaches its
     /// subscribers without bytes (they get nothing, as before).
-    private func encode(_ record: OrderChangeRecord) -> EncodedPush {
+    private func encode(_ record: OrderChangeRecord, _ frames: inout PushFrameRing.Frames) -> EncodedPush {
         do {
-            return EncodedPush(record: record, frame: try shared.codec.encodedPush(of: record))
+            return EncodedPush(record: record, frame: try frames.push(of: record, with: shared.codec))
         } catch {
             shared.logger.error("could not encode a push: \(error)", [("route", record.route.text)])
             return EncodedPush(record: record, frame: nil)
@@ -151,6 +163,8 @@ final class GatewayDelivery: BrokerDelivery {
 struct LoopPort: Sendable {
     let bound: LoopBound<LoopGateway>
     let pushes: PushInbox
+    /// The ring of push frames this loop encodes into when it commits.
+    let frames = PushFrameRing()
 
     /// Appends pushes to the loop's inbox (`body` appends them), and asks the loop to take them when it is not the
     /// caller's own loop and no take is pending.
