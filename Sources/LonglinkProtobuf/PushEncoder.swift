@@ -3,8 +3,8 @@ public import LonglinkCore
 
 /// The push of one record, written by hand: the same bytes protobuf-c packs for
 /// `ServerFrame { push: Push { … } }` (fields in number order, proto3 zero values left out, oneof members always
-/// written), sized in one pass over the record's values and written in one pass straight into the storage of an
-/// array of exactly that size (`PushFrame`).
+/// written), sized in one pass over the record's values (`PushFrame`) and written in one pass straight into the
+/// storage of an array: a new one of exactly that size, or a ring's frame reused in place (`write(_:into:)`).
 ///
 /// Why by hand: the push is encoded once per record on the fan-out path, and protobuf-c needs the Swift values
 /// turned into C structs and NUL-terminated strings first, then walks its descriptors twice (size, pack), about
@@ -15,7 +15,11 @@ enum PushEncoder {
     /// `.unencodable` where the codec would refuse it too (a string holding a NUL byte, a record of a kind that
     /// carries none).
     static func frame(of record: OrderChangeRecord, skippedBefore: Bool = false) throws(FrameError) -> [UInt8] {
-        Array(try PushFrame(record, skippedBefore: skippedBefore))
+        let push = try PushFrame(record, skippedBefore: skippedBefore)
+        return [UInt8](unsafeUninitializedCapacity: push.total) { storage, initialized in
+            push.write(record, to: storage.baseAddress!)
+            initialized = push.total
+        }
     }
 
     /// Writes the push of `record` into `frame`: in `frame`'s storage when it has the room (the count is trimmed or
@@ -33,14 +37,14 @@ enum PushEncoder {
         let count = frame.count
         guard count > 0, total <= frame.capacity, count - total <= slackToTrim else {
             frame = [UInt8](unsafeUninitializedCapacity: total + 32) { storage, initialized in
-                push.write(to: storage.baseAddress!)
+                push.write(record, to: storage.baseAddress!)
                 initialized = total
             }
             return
         }
         while frame.count > total { frame.removeLast() }
         while frame.count < total { frame.append(0) }
-        frame.withUnsafeMutableBufferPointer { push.write(to: $0.baseAddress!) }
+        frame.withUnsafeMutableBufferPointer { push.write(record, to: $0.baseAddress!) }
     }
 
     /// The most bytes `write(_:into:)` trims off a frame to reuse it.
@@ -86,9 +90,9 @@ enum PushEncoder {
     }
 
     /// The sizes of one push, computed once from the record (one read of each value); the bytes are written by
-    /// `write(to:)` into storage of exactly `total` bytes.
+    /// `write(_:to:)`, given the same record, into storage of at least `total` bytes. (The record is not kept: a
+    /// copy of it would be a retain, a release and an outlined copy and destroy per push.)
     struct PushFrame {
-        let record: OrderChangeRecord
         let skippedBefore: Bool
         let toCode: UInt32?
         let fromCode: UInt32?
@@ -103,7 +107,6 @@ enum PushEncoder {
             guard kind == .order || kind == .config else {
                 throw .unencodable("push route \(record.route) carries no records")
             }
-            self.record = record
             self.skippedBefore = skippedBefore
             let to = record.toState
             let from = record.fromState
@@ -159,8 +162,8 @@ enum PushEncoder {
             total = varintSize(UInt64(frameBody)) + frameBody
         }
 
-        /// Writes the frame's `total` bytes at `base`.
-        func write(to base: UnsafeMutablePointer<UInt8>) {
+        /// Writes the frame of `record` (the record these sizes were computed from), `total` bytes, at `base`.
+        func write(_ record: OrderChangeRecord, to base: UnsafeMutablePointer<UInt8>) {
             var writer = Writer(base)
             writer.varint(UInt64(frameBody))
             writer.byte(0x0A)  // ServerFrame.push = 1, length-delimited
@@ -302,25 +305,6 @@ enum PushEncoder {
             }
         }
     }
-}
-
-/// A push frame as a collection of its bytes, so `Array(_:)` allocates the array at its exact size (through the
-/// standard library's specialised path, which names the array's metadata directly) and the encoder writes the
-/// bytes straight into its storage (`_copyContents(initializing:)`): one allocation, one pass, no scratch copy.
-/// Reading it element by element (never done on the hot path) encodes it first.
-extension PushEncoder.PushFrame: RandomAccessCollection {
-    var startIndex: Int { 0 }
-    var endIndex: Int { total }
-
-    subscript(position: Int) -> UInt8 { Array(self)[position] }
-
-    func _copyContents(initializing buffer: UnsafeMutableBufferPointer<UInt8>) -> (IndexingIterator<[UInt8]>, Int) {
-        precondition(buffer.count >= total, "push frame copied into \(buffer.count) bytes, needs \(total)")
-        write(to: buffer.baseAddress!)
-        return ([UInt8]().makeIterator(), total)
-    }
-
-    func makeIterator() -> IndexingIterator<[UInt8]> { Array(self).makeIterator() }
 }
 
 extension ProtobufFrameCodec {
