@@ -24,37 +24,30 @@ struct PushFrameRingTests {
         frame.withUnsafeBufferPointer { $0.baseAddress }
     }
 
+    /// The push of order `o<offset>` from `ring`, checked against the codec's own bytes.
+    private static func push(_ offset: Int, _ ring: PushFrameRing, _ codec: ProtobufFrameCodec) throws -> [UInt8] {
+        let record = Self.record("o\(offset)", offset: UInt64(offset))
+        let frame = try ring.withFrames { frames throws(FrameError) in try frames.push(of: record, with: codec) }
+        #expect(frame == (try codec.encodedPush(of: record)), "push \(offset)")
+        return frame
+    }
+
     @Test("a released frame's storage is used again; a held one keeps its bytes and its slot gets new storage")
     func reusesOnlyReleasedFrames() throws {
         let codec = ProtobufFrameCodec()
         let ring = PushFrameRing(slots: 4)
         // Round one: four pushes, all held (queued for subscribers).
-        var held: [[UInt8]] = []
-        for offset in 1...4 {
-            let record = Self.record("o\(offset)", offset: UInt64(offset))
-            let frame = try ring.withFrames { frames throws(FrameError) in try frames.push(of: record, with: codec) }
-            #expect(frame == (try codec.encodedPush(of: record)))
-            held.append(frame)
-        }
+        let held = try (1...4).map { try Self.push($0, ring, codec) }
         let expected = held.map { Array($0) }
         // Round two while they are held: new storage for each, the held bytes untouched.
-        var second: [[UInt8]] = []
-        for offset in 5...8 {
-            let record = Self.record("o\(offset)", offset: UInt64(offset))
-            let frame = try ring.withFrames { frames throws(FrameError) in try frames.push(of: record, with: codec) }
-            #expect(frame == (try codec.encodedPush(of: record)))
-            second.append(frame)
-        }
+        var second = try (5...8).map { try Self.push($0, ring, codec) }
         #expect(held == expected)
         for (old, new) in zip(held, second) { #expect(Self.address(old) != Self.address(new)) }
         // Released (flushed by every subscriber): round three writes into round two's storage.
         let addresses = second.map(Self.address)
         second.removeAll()
         for (slot, offset) in (9...12).enumerated() {
-            let record = Self.record("o\(offset)", offset: UInt64(offset))
-            let frame = try ring.withFrames { frames throws(FrameError) in try frames.push(of: record, with: codec) }
-            #expect(frame == (try codec.encodedPush(of: record)))
-            #expect(Self.address(frame) == addresses[slot])
+            #expect(Self.address(try Self.push(offset, ring, codec)) == addresses[slot])
         }
     }
 
