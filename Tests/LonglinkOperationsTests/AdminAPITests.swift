@@ -46,6 +46,32 @@ struct AdminAPITests {
         #expect(status == 0, "promtool: \(output)")
     }
 
+    @Test("publishes committed as one batch are each counted in the publish→deliver latency histogram")
+    func batchLatencyCount() async throws {
+        let harness = try GatewayHarness(operations: true)
+        defer { harness.stop() }
+        let subscriber = try FramePeer(port: harness.port)
+        try #require(try subscriber.handshake(token: "t") != nil)
+        _ = try subscriber.subscribe(route)
+        let publisher = try FramePeer(port: harness.port)
+        try #require(try publisher.handshake(token: "t") != nil)
+        // Six publishes in one write: read together, committed as one batch, stored at one instant (one timestamp),
+        // and observed in the histogram as one run of six.
+        var bytes: [UInt8] = []
+        for (index, change) in taxiChanges("8812", count: 6).enumerated() {
+            let request = PublishRequest(
+                requestID: UInt32(index + 1), orderID: change.orderID.rawValue, line: change.line.name,
+                targetState: change.targetState.name, fields: change.fields
+            )
+            bytes += try FramePeer.bytes(.publish(request))
+        }
+        try publisher.sendRaw(bytes)
+        #expect(await eventually { harness.running.gateway.counters.snapshot.pushes >= 6 })
+        let text = try HTTPTestClient.fetch(port: harness.adminPort, "GET", "/metrics").text
+        #expect(text.contains("longlink_pushes_total 6"), "\(text)")
+        #expect(text.contains("longlink_publish_deliver_latency_seconds_count 6"), "\(text)")
+    }
+
     @Test("/metrics carries the process metrics of the Prometheus convention, read from /proc/self")
     func processMetrics() throws {
         let harness = try GatewayHarness(operations: true)

@@ -13,6 +13,11 @@ extension LoopGateway {
         let now = wallMillis
         var pushed = 0
         var pushedBytes = 0
+        // Publish→deliver latencies, observed once per run of equal values: a commit batch is stored at one instant,
+        // so its records share a timestamp, and the histogram's three shared atomics (every loop adds to them) are
+        // updated once per batch instead of once per record.
+        var latency: UInt64 = 0
+        var latencyCount = 0
         // By index: an iterator hands out a copy of each push (two retains and two releases).
         for index in pushes.indices {
             let record = pushes[index].record
@@ -50,12 +55,19 @@ extension LoopGateway {
             }
             guard subscribers > 0 else { continue }
             let stamp = record.timestampMillis
-            counters.publishDeliverLatency.observe(now > stamp ? (now - stamp) * 1_000_000 : 0)
+            let value = now > stamp ? (now - stamp) * 1_000_000 : 0
+            if latencyCount > 0 && value != latency {
+                counters.publishDeliverLatency.observe(latency, count: latencyCount)
+                latencyCount = 0
+            }
+            latency = value
+            latencyCount += 1
             if let bytes = push.frame {
                 pushed += count
                 pushedBytes += count * bytes.count
             }
         }
+        counters.publishDeliverLatency.observe(latency, count: latencyCount)
         if pushed > 0 {
             counters.pushes.add(pushed, ordering: .relaxed)
             counters.pushedBytes.add(pushedBytes, ordering: .relaxed)
