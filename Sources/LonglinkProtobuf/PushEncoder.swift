@@ -15,11 +15,7 @@ enum PushEncoder {
     /// `.unencodable` where the codec would refuse it too (a string holding a NUL byte, a record of a kind that
     /// carries none).
     static func frame(of record: OrderChangeRecord, skippedBefore: Bool = false) throws(FrameError) -> [UInt8] {
-        let push = try PushFrame(record, skippedBefore: skippedBefore)
-        return [UInt8](unsafeUninitializedCapacity: push.total) { storage, initialized in
-            push.write(record, to: storage.baseAddress!)
-            initialized = push.total
-        }
+        try PushFrame(record, skippedBefore: skippedBefore).array(of: record)
     }
 
     /// Writes the push of `record` into `frame`: in `frame`'s storage when it has the room (the count is trimmed or
@@ -36,10 +32,7 @@ enum PushEncoder {
         let total = push.total
         let count = frame.count
         guard count > 0, total <= frame.capacity, count - total <= slackToTrim else {
-            frame = [UInt8](unsafeUninitializedCapacity: total + 32) { storage, initialized in
-                push.write(record, to: storage.baseAddress!)
-                initialized = total
-            }
+            frame = push.array(of: record, spare: 32)
             return
         }
         while frame.count > total { frame.removeLast() }
@@ -160,6 +153,15 @@ enum PushEncoder {
             pushSize = size
             frameBody = 1 + varintSize(UInt64(size)) + size
             total = varintSize(UInt64(frameBody)) + frameBody
+        }
+
+        /// A new array holding the frame of `record` (the record these sizes were computed from), with room for
+        /// `spare` bytes more.
+        func array(of record: OrderChangeRecord, spare: Int = 0) -> [UInt8] {
+            [UInt8](unsafeUninitializedCapacity: total + spare) { storage, initialized in
+                write(record, to: storage.baseAddress!)
+                initialized = total
+            }
         }
 
         /// Writes the frame of `record` (the record these sizes were computed from), `total` bytes, at `base`.

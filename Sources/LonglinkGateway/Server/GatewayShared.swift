@@ -87,8 +87,8 @@ final class GatewayDelivery: BrokerDelivery {
         deliverToLoops(records)
     }
 
-    /// Encodes the pushes once (into the committing loop's ring of frames, `PushFrameRing`) and hands them to the
-    /// loops that want them.
+    /// Encodes the pushes once, into the ring of frames of the thread that commits (`PushFrameRing`: its loop's, or
+    /// the one of the threads that are not loops), and hands them to the loops that want them.
     /// (Inlined into its two callers: specialised for one record and for an array.)
     @inline(__always)
     private func deliverToLoops(_ records: some RandomAccessCollection<OrderChangeRecord>) {
@@ -100,36 +100,44 @@ final class GatewayDelivery: BrokerDelivery {
             ring = ports[index].frames
             break
         }
-        ring.withFrames { frames in
-            if ports.count == 1 || !shared.loopRoutes.tracks {
-                // One loop holds every subscription of this node, and the broker delivers only wanted records: the
-                // pushes are encoded straight into the inbox.
-                if ports.count == 1 {
-                    ports[0].hand { pushes in
-                        for record in records { pushes.append(encode(record, &frames)) }
-                    }
-                    return
-                }
-                let encoded = records.map { encode($0, &frames) }
-                for port in ports {
-                    port.hand { $0.append(contentsOf: encoded) }
+        ring.withFrames { frames in hand(records, to: ports, encodingInto: &frames) }
+    }
+
+    /// Hands each record's push to the loops that want it, encoding it into `frames` once.
+    @inline(__always)
+    private func hand(
+        _ records: some RandomAccessCollection<OrderChangeRecord>,
+        to ports: [LoopPort],
+        encodingInto frames: inout PushFrameRing.Frames
+    ) {
+        if ports.count == 1 || !shared.loopRoutes.tracks {
+            // One loop holds every subscription of this node, and the broker delivers only wanted records: the
+            // pushes are encoded straight into the inbox.
+            if ports.count == 1 {
+                ports[0].hand { pushes in
+                    for record in records { pushes.append(encode(record, &frames)) }
                 }
                 return
             }
-            var masks: [UInt64] = []
-            masks.reserveCapacity(records.count)
-            shared.loopRoutes.masks(for: records, into: &masks)
-            var all: UInt64 = 0
-            for mask in masks { all |= mask }
-            guard all != 0 else { return }
-            // Records no loop wants (a networked broker may deliver a route a loop just left) are not encoded.
-            let pushes = zip(records, masks).map { record, mask in mask == 0 ? nil : encode(record, &frames) }
-            for (index, port) in ports.enumerated() where all & (1 << UInt64(index)) != 0 {
-                let bit: UInt64 = 1 << UInt64(index)
-                port.hand { inbox in
-                    for (push, mask) in zip(pushes, masks) where mask & bit != 0 {
-                        if let push { inbox.append(push) }
-                    }
+            let encoded = records.map { encode($0, &frames) }
+            for port in ports {
+                port.hand { $0.append(contentsOf: encoded) }
+            }
+            return
+        }
+        var masks: [UInt64] = []
+        masks.reserveCapacity(records.count)
+        shared.loopRoutes.masks(for: records, into: &masks)
+        var all: UInt64 = 0
+        for mask in masks { all |= mask }
+        guard all != 0 else { return }
+        // Records no loop wants (a networked broker may deliver a route a loop just left) are not encoded.
+        let pushes = zip(records, masks).map { record, mask in mask == 0 ? nil : encode(record, &frames) }
+        for (index, port) in ports.enumerated() where all & (1 << UInt64(index)) != 0 {
+            let bit: UInt64 = 1 << UInt64(index)
+            port.hand { inbox in
+                for (push, mask) in zip(pushes, masks) where mask & bit != 0 {
+                    if let push { inbox.append(push) }
                 }
             }
         }
