@@ -58,9 +58,12 @@ struct PushFrameRingTests {
         let large = Self.record("big", offset: 1, driver: String(repeating: "d", count: PushFrameRing.largestKept + 10))
         let frame = try ring.withFrames { frames throws(FrameError) in try frames.push(of: large, with: codec) }
         #expect(frame == (try codec.encodedPush(of: large)))
+        #expect(frame.capacity > PushFrameRing.largestKept)
+        #expect(ring.keptCapacity == 0, "the large frame's storage stayed in the ring")
         let small = Self.record("small", offset: 2)
         let next = try ring.withFrames { frames throws(FrameError) in try frames.push(of: small, with: codec) }
         #expect(next == (try codec.encodedPush(of: small)))
+        #expect(ring.keptCapacity == next.capacity)
         #expect(next.capacity < PushFrameRing.largestKept)
     }
 }

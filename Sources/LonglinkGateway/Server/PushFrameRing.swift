@@ -40,6 +40,11 @@ final class PushFrameRing: Sendable {
         frames = Mutex(Frames(slots: Array(repeating: [], count: max(1, slots))))
     }
 
+    /// The bytes of storage the ring keeps for reuse (its slots' capacities; at most `slots × largestKept`).
+    var keptCapacity: Int {
+        frames.withLock { $0.slots.reduce(0) { $0 + $1.capacity } }
+    }
+
     /// Runs `body` with the ring (encode a batch's pushes in one hold of the lock).
     @inline(__always)
     func withFrames<R: Sendable, E: Error>(_ body: (inout Frames) throws(E) -> R) throws(E) -> R {
