@@ -12,6 +12,11 @@ import LonglinkLoop
 /// points, `CallgrindCalls`): start-up, connecting and subscribing, the publisher's preparation and shutdown are the same
 /// in both runs and cancel out. Instruction counts do not depend on the machine's load (other processes only slow
 /// the run down), which is what makes them comparable between changes on a shared machine.
+///
+/// They still vary between runs of one server: how publishes fall against the server's timers (Redis's `serverCron`
+/// runs ten times a second) and whether two arrive in one read changes the count by up to a quarter for Redis (a few
+/// percent for the gateway). `--rounds N` repeats both servers' pairs of runs N times, alternating, and takes each
+/// figure's median, which is what a target should be checked against.
 enum ProfileScenario {
     /// The measurement of one server process.
     struct Measurement {
@@ -61,42 +66,62 @@ enum ProfileScenario {
             countsUsed.append("\(kind.rawValue) " + counts.map { BenchRendering.grouped(Double($0)) }.joined(separator: " and "))
             var perDelivery: [String: Double] = [:]
             var allocationsPerDelivery: [String: Double] = [:]
-            for system in ["longlink", "redis"] {
-                var measurements: [Measurement] = []
-                for count in counts {
-                    guard !control.isInterrupted else { break }
-                    control.progress("bench profile: \(kind.rawValue), \(system), \(count) publishes")
-                    measurements.append(
-                        try measure(system, workload: workload, subscribers: subscribers, messages: count, parameters, servers, loops, control, directory)
-                    )
+            // Each round measures both servers, Longlink first, so a slow spell of the machine falls on both alike.
+            var rounds: [String: [ProfileRound]] = [:]
+            for round in 1...parameters.rounds {
+                for system in ["longlink", "redis"] {
+                    var measurements: [Measurement] = []
+                    for count in counts {
+                        guard !control.isInterrupted else { break }
+                        let of = parameters.rounds > 1 ? ", round \(round) of \(parameters.rounds)" : ""
+                        control.progress("bench profile: \(kind.rawValue), \(system), \(count) publishes\(of)")
+                        measurements.append(
+                            try measure(
+                                system, workload: workload, subscribers: subscribers, messages: count, round: round,
+                                parameters, servers, loops, control, directory
+                            )
+                        )
+                    }
+                    guard measurements.count == 2 else { break }
+                    rounds[system, default: []].append(ProfileRound(small: measurements[0], large: measurements[1]))
+                    priorities.formUnion(measurements.compactMap(\.niceness))
+                    for measurement in measurements where measurement.lost > 0 || measurement.duplicates > 0 {
+                        report.notes.append(
+                            "\(kind.rawValue) \(system), \(measurement.published) publishes: \(measurement.lost) lost, "
+                                + "\(measurement.duplicates) duplicates (the figure is not comparable)"
+                        )
+                    }
+                    // A server that takes longer than the interval between publishes to deliver one batches the next
+                    // ones together, which costs fewer instructions per delivery than the steady rate does: the
+                    // figure is then low. Under callgrind that happens when the machine does not give the server the
+                    // core it needs.
+                    let interval = 1000 / workload.rate
+                    for measurement in measurements
+                    where measurement.publishesPerSecond < 0.9 * workload.rate || measurement.medianLatencyMillis > interval {
+                        report.notes.append(
+                            "\(kind.rawValue) \(system), \(measurement.published) publishes: \(format(measurement.publishesPerSecond)) "
+                                + "publishes/s of \(format(workload.rate)), median publish→delivery \(format(measurement.medianLatencyMillis)) ms "
+                                + "(over the \(format(interval)) ms between publishes): the server under callgrind fell behind and batched, "
+                                + "so its count per delivery is lower than at a steady rate; run again on a quieter machine"
+                        )
+                    }
                 }
-                guard measurements.count == 2 else { break }
+            }
+            for system in ["longlink", "redis"] {
+                guard let measured = rounds[system], !measured.isEmpty else { continue }
                 var run = BenchRun(system: system, label: "profile \(workload.title(subscribers: subscribers))")
-                run.figures = figures(measurements, workload: workload, subscribers: subscribers)
-                run.files = measurements.map(\.file)
-                priorities.formUnion(measurements.compactMap(\.niceness))
+                run.figures = figures(measured, workload: workload, subscribers: subscribers)
+                run.files = measured.flatMap { [$0.small.file, $0.large.file] }
                 if let value = run.figure("instructions_per_delivery") { perDelivery[system] = value }
                 if let value = run.figure("allocations_per_delivery") { allocationsPerDelivery[system] = value }
+                if measured.count > 1 {
+                    report.notes.append(
+                        "\(kind.rawValue) \(system): instructions per publish→delivery in each of \(measured.count) rounds: "
+                            + measured.compactMap { $0.instructionsPerDelivery.map { BenchRendering.grouped($0) } }
+                            .joined(separator: ", ") + " (the figure is their median)"
+                    )
+                }
                 report.runs.append(run)
-                for measurement in measurements where measurement.lost > 0 || measurement.duplicates > 0 {
-                    report.notes.append(
-                        "\(kind.rawValue) \(system), \(measurement.published) publishes: \(measurement.lost) lost, "
-                            + "\(measurement.duplicates) duplicates (the figure is not comparable)"
-                    )
-                }
-                // A server that takes longer than the interval between publishes to deliver one batches the next ones
-                // together, which costs fewer instructions per delivery than the steady rate does: the figure is then
-                // low. Under callgrind that happens when the machine does not give the server the core it needs.
-                let interval = 1000 / workload.rate
-                for measurement in measurements
-                where measurement.publishesPerSecond < 0.9 * workload.rate || measurement.medianLatencyMillis > interval {
-                    report.notes.append(
-                        "\(kind.rawValue) \(system), \(measurement.published) publishes: \(format(measurement.publishesPerSecond)) "
-                            + "publishes/s of \(format(workload.rate)), median publish→delivery \(format(measurement.medianLatencyMillis)) ms "
-                            + "(over the \(format(interval)) ms between publishes): the server under callgrind fell behind and batched, "
-                            + "so its count per delivery is lower than at a steady rate; run again on a quieter machine"
-                    )
-                }
             }
             if let longlink = perDelivery["longlink"], let redis = perDelivery["redis"], redis > 0 {
                 let ratio = longlink / redis
@@ -136,13 +161,15 @@ enum ProfileScenario {
         workload: ProfileWorkload,
         subscribers: Int,
         messages: Int,
+        round: Int,
         _ parameters: BenchParameters,
         _ servers: CallgrindServers,
         _ loops: BenchLoops,
         _ control: BenchControl,
         _ directory: String
     ) throws -> Measurement {
-        let file = "\(directory)/\(workload.kind.rawValue)-\(system)-\(messages).callgrind.out"
+        let suffix = parameters.rounds > 1 ? "-round\(round)" : ""
+        let file = "\(directory)/\(workload.kind.rawValue)-\(system)-\(messages)\(suffix).callgrind.out"
         try? FileManager.default.removeItem(atPath: file)
         let server = system == "longlink" ? try servers.startGateway(outputFile: file) : try servers.startRedis(outputFile: file)
         var stopped = false
@@ -187,17 +214,45 @@ enum ProfileScenario {
         )
     }
 
-    /// The figures of one server: both runs, and the instructions per delivery between them.
-    private static func figures(_ runs: [Measurement], workload: ProfileWorkload, subscribers: Int) -> [Figure] {
-        let small = runs[0]
-        let large = runs[1]
+    /// The two runs of one server in one round.
+    struct ProfileRound {
+        var small: Measurement
+        var large: Measurement
+
+        /// The deliveries the larger run made beyond the smaller.
+        var extraDeliveries: Int { large.deliveries - small.deliveries }
+        /// (instructions of the larger run − the smaller) / the extra deliveries; nil when there are none.
+        var instructionsPerDelivery: Double? {
+            extraDeliveries > 0 ? (Double(large.instructions) - Double(small.instructions)) / Double(extraDeliveries) : nil
+        }
+        /// The same for the calls to the C allocator.
+        var allocationsPerDelivery: Double? {
+            extraDeliveries > 0 ? (Double(large.allocations) - Double(small.allocations)) / Double(extraDeliveries) : nil
+        }
+    }
+
+    /// The median of `values` (the mean of the middle two when their number is even); nil when empty.
+    static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
+    /// The figures of one server. The per-delivery figures are the medians over the rounds; the two runs shown
+    /// (`small_…`, `large_…`) are those of the round whose instructions per delivery are the median (the lower
+    /// middle one when the number of rounds is even), so with one round they are exactly the figure's inputs.
+    private static func figures(_ rounds: [ProfileRound], workload: ProfileWorkload, subscribers: Int) -> [Figure] {
+        let ranked = rounds.sorted { ($0.instructionsPerDelivery ?? 0) < ($1.instructionsPerDelivery ?? 0) }
+        let shown = ranked[(ranked.count - 1) / 2]
         var figures = [
             Figure("subscribers", Double(subscribers)),
             Figure("routes", Double(workload.routes(subscribers: subscribers))),
             Figure("rate", workload.rate, "/s"),
             Figure("payload", Double(workload.payload), "B"),
+            Figure("rounds", Double(rounds.count)),
         ]
-        for (name, run) in [("small", small), ("large", large)] {
+        for (name, run) in [("small", shown.small), ("large", shown.large)] {
             figures += [
                 Figure("\(name)_published", Double(run.published)),
                 Figure("\(name)_publishes_per_second", run.publishesPerSecond, "/s"),
@@ -207,14 +262,18 @@ enum ProfileScenario {
                 Figure("\(name)_allocations", Double(run.allocations)),
             ]
         }
-        figures.append(Figure("lost", Double(small.lost + large.lost)))
-        figures.append(Figure("duplicates", Double(small.duplicates + large.duplicates)))
-        let extra = large.deliveries - small.deliveries
-        if extra > 0 {
-            let instructions = Double(large.instructions) - Double(small.instructions)
-            figures.append(Figure("instructions_per_delivery", instructions / Double(extra)))
-            let allocations = Double(large.allocations) - Double(small.allocations)
-            figures.append(Figure("allocations_per_delivery", allocations / Double(extra)))
+        figures.append(Figure("lost", Double(rounds.reduce(0) { $0 + $1.small.lost + $1.large.lost })))
+        figures.append(Figure("duplicates", Double(rounds.reduce(0) { $0 + $1.small.duplicates + $1.large.duplicates })))
+        let instructions = rounds.compactMap(\.instructionsPerDelivery)
+        if let value = median(instructions) {
+            figures.append(Figure("instructions_per_delivery", value))
+            if instructions.count > 1, let low = instructions.min(), let high = instructions.max() {
+                figures.append(Figure("instructions_per_delivery_min", low))
+                figures.append(Figure("instructions_per_delivery_max", high))
+            }
+        }
+        if let value = median(rounds.compactMap(\.allocationsPerDelivery)) {
+            figures.append(Figure("allocations_per_delivery", value))
         }
         return figures
     }

@@ -55,6 +55,43 @@ extension BenchEndToEnd {
             #expect(io.capturedOut.contains("heap allocations per publish→delivery"), "the notes give the allocations")
         }
 
+        @Test("profile --rounds measures both servers each round and reports the median of the rounds' figures")
+        func profileRounds() async throws {
+            let executable = try #require(longlinkExecutable(), "the longlink executable is built by `swift build`")
+            let directory = NSTemporaryDirectory() + "/longlink-profile-test-\(UInt32.random(in: 0...UInt32.max))"
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let (code, report, io) = try await runBench([
+                "profile", "--binary", executable, "--subscribers", "10", "--counts", "40,100", "--workloads", "many-routes",
+                "--rounds", "3", "--profile-dir", directory,
+            ])
+            #expect(code == 0, "\(io.capturedErr)")
+            let all = runs(report)
+            #expect(all.map { $0["system"] as? String } == ["longlink", "redis"])
+            for run in all {
+                let name = "\(run["system"] ?? "")"
+                #expect(figure(run, "rounds") == 3, "\(name)")
+                // Six files, (small, large) per round, each from its own server process.
+                let files = try #require(run["files"] as? [String], "\(name)")
+                try #require(files.count == 6, "\(name)")
+                #expect(Set(files).count == 6)
+                var perRound: [Double] = []
+                for round in 0..<3 {
+                    let small = try #require(CallgrindFile.read(files[2 * round])?.instructions, "\(files[2 * round])")
+                    let large = try #require(CallgrindFile.read(files[2 * round + 1])?.instructions, "\(files[2 * round + 1])")
+                    perRound.append((Double(large) - Double(small)) / 60)
+                }
+                perRound.sort()
+                let median = try #require(figure(run, "instructions_per_delivery"), "\(name)")
+                #expect(abs(median - perRound[1]) < 0.01, "\(name): \(median) is not the median of \(perRound)")
+                #expect(abs((figure(run, "instructions_per_delivery_min") ?? 0) - perRound[0]) < 0.01, "\(name)")
+                #expect(abs((figure(run, "instructions_per_delivery_max") ?? 0) - perRound[2]) < 0.01, "\(name)")
+                // The runs shown are the median round's.
+                let shown = (figure(run, "large_instructions") ?? 0) - (figure(run, "small_instructions") ?? 0)
+                #expect(abs(shown / 60 - median) < 0.01, "\(name)")
+            }
+            #expect(io.capturedOut.contains("in each of 3 rounds"), "the notes list every round's figure")
+        }
+
         @Test("profile refuses options it cannot honour")
         func refusesServer() async throws {
             let (code, _, io) = try await runBench(["profile", "--server", "127.0.0.1:1"])

@@ -27,7 +27,8 @@ public enum BenchCommand {
                      and of redis-server, both under valgrind --tool=callgrind, at --counts A,B publishes each
                      (default: 4 s and 14 s at the rate) of --workloads many-routes (S subscribers each on its own
                      route, 500/s, 128 B) and broadcast (S on one route, 50/s, 64 B); (instructions at B − at A) /
-                     (deliveries at B − at A), the ratio, and the callgrind files (--profile-dir) for callgrind_annotate
+                     (deliveries at B − at A), the ratio, and the callgrind files (--profile-dir) for callgrind_annotate;
+                     --rounds N measures both servers N times, alternating, and reports the medians
             http-publish  --connections keep-alive HTTP connections to the backend API (POST /api/v1/publish), closed
                      loop; changes/s and request→response latency (with --server: the API's HOST:PORT, LONGLINK_TOKEN)
             line     one order://taxi/* subscriber while --routes orders change at --rate (default 5,000/s); its own
@@ -96,7 +97,7 @@ public enum BenchCommand {
             configurable: false
         ),
         OptionSpec("churn-rate", default: "200", valueName: "N", help: "churn: connections opened and closed per second", configurable: false),
-        OptionSpec("rounds", default: "1", valueName: "N", help: "Longlink/Redis alternations with --against", configurable: false),
+        OptionSpec("rounds", default: "1", valueName: "N", help: "Longlink/Redis alternations with --against; profile: rounds, figures are medians", configurable: false),
         OptionSpec(
             "restart",
             kind: .flag,
