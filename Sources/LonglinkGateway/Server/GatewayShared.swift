@@ -125,14 +125,24 @@ final class GatewayDelivery: BrokerDelivery {
             }
             return
         }
+        // The ring's scratch arrays, taken out while the ring encodes (and put back emptied): no array is
+        // allocated per batch.
         var masks: [UInt64] = []
-        masks.reserveCapacity(records.count)
+        var pushes: [EncodedPush?] = []
+        swap(&masks, &frames.loopMasks)
+        swap(&pushes, &frames.pushes)
+        defer {
+            masks.removeAll(keepingCapacity: true)
+            pushes.removeAll(keepingCapacity: true)
+            swap(&masks, &frames.loopMasks)
+            swap(&pushes, &frames.pushes)
+        }
         shared.loopRoutes.masks(for: records, into: &masks)
         var all: UInt64 = 0
         for mask in masks { all |= mask }
         guard all != 0 else { return }
         // Records no loop wants (a networked broker may deliver a route a loop just left) are not encoded.
-        let pushes = zip(records, masks).map { record, mask in mask == 0 ? nil : encode(record, &frames) }
+        for (record, mask) in zip(records, masks) { pushes.append(mask == 0 ? nil : encode(record, &frames)) }
         for (index, port) in ports.enumerated() where all & (1 << UInt64(index)) != 0 {
             let bit: UInt64 = 1 << UInt64(index)
             port.hand { inbox in

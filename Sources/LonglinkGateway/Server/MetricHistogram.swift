@@ -3,21 +3,33 @@ import Synchronization
 /// A Prometheus histogram with fixed buckets, updated with relaxed atomics from any thread (three atomic adds
 /// per observation, no lock). Values are integers in a base unit (nanoseconds, bytes); `scale` turns them into
 /// the exported unit (seconds: 1e-9).
+///
+/// The bounds and the bucket counters are stored inline in the object (at most `maxBounds` bounds): the
+/// histograms are shared by every loop and observed on every iteration and commit, and reading arrays of them
+/// (or of counter objects) retained and released each array and counter per observation, on cache lines every
+/// loop touches.
 public final class MetricHistogram: Sendable {
+    /// The most bounds a histogram has.
+    public static let maxBounds = 24
     /// Upper bounds of the buckets in the base unit, ascending (the `+Inf` bucket is implicit).
     public let bounds: [UInt64]
     /// Multiplier from the base unit to the exported unit.
     public let scale: Double
-    private let buckets: [AtomicCounter]
+    /// `bounds`, then `UInt64.max` (the `+Inf` bucket's bound, and the padding).
+    private let limits: InlineArray<24, UInt64>
+    /// One counter per bound, then the `+Inf` bucket's.
+    private let buckets: InlineArray<25, Atomic<Int>>
     private let sum = Atomic<UInt64>(0)
     private let total = Atomic<Int>(0)
 
     /// Creates an empty histogram.
     public init(bounds: [UInt64], scale: Double = 1) {
         precondition(bounds == bounds.sorted(), "histogram bounds must ascend")
+        precondition(bounds.count <= Self.maxBounds, "a histogram has at most \(Self.maxBounds) bounds")
         self.bounds = bounds
         self.scale = scale
-        self.buckets = (0...bounds.count).map { _ in AtomicCounter() }
+        self.limits = InlineArray { index in index < bounds.count ? bounds[index] : UInt64.max }
+        self.buckets = InlineArray { _ in Atomic<Int>(0) }
     }
 
     /// Records one value.
@@ -29,12 +41,10 @@ public final class MetricHistogram: Sendable {
     /// of each atomic.
     public func observe(_ value: UInt64, count: Int) {
         guard count > 0 else { return }
-        let index = bounds.withUnsafeBufferPointer { bounds in
-            var index = 0
-            while index < bounds.count && value > bounds[index] { index += 1 }
-            return index
-        }
-        buckets.withUnsafeBufferPointer { _ = $0[index].value.add(count, ordering: .relaxed) }
+        // The first bound at or above the value; a value above every bound stops at the padding (`+Inf`).
+        var index = 0
+        while index < Self.maxBounds && value > limits[index] { index += 1 }
+        buckets[index].add(count, ordering: .relaxed)
         sum.add(value &* UInt64(count), ordering: .relaxed)
         total.add(count, ordering: .relaxed)
     }
@@ -43,8 +53,10 @@ public final class MetricHistogram: Sendable {
     public var snapshot: (cumulative: [Int], sum: Double, count: Int) {
         var running = 0
         var cumulative: [Int] = []
-        for bucket in buckets {
-            running += bucket.value.load(ordering: .relaxed)
+        // The bounds' buckets, then `+Inf`, which also holds what the padding's buckets would (none: a value above
+        // every bound stops at the first padding bucket, index `bounds.count`).
+        for index in 0...bounds.count {
+            running += buckets[index].load(ordering: .relaxed)
             cumulative.append(running)
         }
         return (cumulative, Double(sum.load(ordering: .relaxed)) * scale, cumulative.last ?? 0)
@@ -62,7 +74,3 @@ public final class MetricHistogram: Sendable {
     }
 }
 
-/// One atomic integer in a class, so counters can live in arrays (an `Atomic` cannot be copied).
-final class AtomicCounter: Sendable {
-    let value = Atomic<Int>(0)
-}

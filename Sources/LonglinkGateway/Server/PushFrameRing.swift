@@ -21,6 +21,11 @@ final class PushFrameRing: Sendable {
     struct Frames {
         fileprivate var slots: [[UInt8]]
         fileprivate var next = 0
+        /// The fan-out's scratch for a batch that several loops share (which loops want each record, and each
+        /// record's push), kept with the ring so a batch allocates neither array. Empty between batches: a push
+        /// left here would hold its frame, which the ring could then not reuse.
+        var loopMasks: [UInt64] = []
+        var pushes: [EncodedPush?] = []
 
         /// The push of `record`, written into the next slot (in place when nobody else holds that slot's
         /// storage). Throws what `FrameCodec.encodePush` throws; the slot is then unchanged.
