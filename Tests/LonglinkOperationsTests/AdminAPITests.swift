@@ -18,8 +18,7 @@ struct AdminAPITests {
     func metricsPassPromtool() async throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
-        let peer = try FramePeer(port: harness.port)
-        try #require(try peer.handshake(token: "t") != nil)
+        let peer = try FramePeer.connected(port: harness.port, token: "t")
         _ = try peer.subscribe(route)
         let publisher = try harness.client()
         defer { publisher.close() }
@@ -50,11 +49,9 @@ struct AdminAPITests {
     func batchLatencyCount() async throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
-        let subscriber = try FramePeer(port: harness.port)
-        try #require(try subscriber.handshake(token: "t") != nil)
+        let subscriber = try FramePeer.connected(port: harness.port, token: "t")
         _ = try subscriber.subscribe(route)
-        let publisher = try FramePeer(port: harness.port)
-        try #require(try publisher.handshake(token: "t") != nil)
+        let publisher = try FramePeer.connected(port: harness.port, token: "t")
         // Six publishes in one write: read together, committed as one batch, stored at one instant (one timestamp),
         // and observed in the histogram as one run of six.
         var bytes: [UInt8] = []
@@ -139,11 +136,10 @@ struct AdminAPITests {
     func connections() throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
-        let peer = try FramePeer(port: harness.port)
-        try #require(try peer.handshake(token: "rider-token") != nil)
+        let peer = try FramePeer.connected(port: harness.port, token: "rider-token")
         _ = try peer.subscribe(route)
-        let idle = try FramePeer(port: harness.port)
-        try #require(try idle.handshake() != nil)
+        let idle = try FramePeer.connected(port: harness.port)
+        defer { idle.close() }  // connected until the listing is read
 
         let response = try HTTPTestClient.fetch(port: harness.adminPort, "GET", "/admin/connections?sort=subscriptions", headers: adminAuth)
         #expect(response.status == 200)
@@ -194,8 +190,7 @@ struct AdminAPITests {
     func publishAndLookup() throws {
         let harness = try GatewayHarness(operations: true)
         defer { harness.stop() }
-        let peer = try FramePeer(port: harness.port)
-        try #require(try peer.handshake() != nil)
+        let peer = try FramePeer.connected(port: harness.port)
         _ = try peer.subscribe(route)
         let port = harness.adminPort
         let created = try HTTPTestClient.fetch(port: port, "POST", "/admin/publish", headers: adminAuth, body: #"{"order":"8812","line":"taxi","state":"created"}"#)

@@ -35,8 +35,7 @@ struct ClusterParityScaleOutTests {
     }
 
     func follow(_ route: String, port: Int) throws -> FramePeer {
-        let peer = try FramePeer(port: port)
-        _ = try #require(try peer.handshake())
+        let peer = try FramePeer.connected(port: port)
         try peer.send(.subscribe(SubscribeRequest(requestID: 1, route: route)))
         let subscribed = try #require(try peer.next { frame -> Subscribed? in
             if case .subscribed(let subscribed) = frame { return subscribed }

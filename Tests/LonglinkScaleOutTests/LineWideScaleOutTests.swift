@@ -14,8 +14,7 @@ import Testing
 struct LineWideScaleOutTests {
     /// Connects a raw client to `port` and subscribes to `route`; the `subscribed` frame.
     func follow(_ route: String, port: Int, since: StreamPosition? = nil) throws -> (FramePeer, Subscribed) {
-        let peer = try FramePeer(port: port)
-        _ = try #require(try peer.handshake())
+        let peer = try FramePeer.connected(port: port)
         try peer.send(.subscribe(SubscribeRequest(requestID: 1, route: route, since: since)))
         let subscribed = try #require(try peer.next { frame -> Subscribed? in
             if case .subscribed(let subscribed) = frame { return subscribed }

@@ -105,6 +105,20 @@ public final class FramePeer {
         return try next { if case .connected(let c) = $0 { c } else { nil } }
     }
 
+    /// Why `connected(port:token:)` gave up.
+    public struct HandshakeRefused: Error, CustomStringConvertible {
+        public let port: Int
+        public var description: String { "no `connected` frame from 127.0.0.1:\(port) (refused, closed or timed out)" }
+    }
+
+    /// A peer connected to 127.0.0.1:`port` whose handshake with `token` was answered with `connected`; throws
+    /// `HandshakeRefused` when it was not (the connect and handshake most tests start with).
+    public static func connected(port: Int, token: String = "") throws -> FramePeer {
+        let peer = try FramePeer(port: port)
+        guard try peer.handshake(token: token) != nil else { throw HandshakeRefused(port: port) }
+        return peer
+    }
+
     /// An error frame for `requestID`.
     public func error(for requestID: UInt32, timeout: Duration = .seconds(5)) throws -> ErrorFrame? {
         try next(timeout: timeout) { frame in
