@@ -4,9 +4,6 @@ import LonglinkCore
 extension LoopContext {
     /// One iteration of the loop, shaped like Redis's `aeProcessEvents`. The order is the design:
     func runOnce() throws(IOError) {
-        let measuring = !iterationObservers.isEmpty
-        // The previous iteration's end is this one's start (nothing runs between them): one clock read fewer.
-        let started = measuring ? (lastIterationEnd != 0 ? lastIterationEnd : MonotonicClock.nanoseconds()) : 0
         // 1. Before sleeping, flush what the previous iteration queued (Redis's beforeSleep writes replies
         //    directly): most writes complete here, so EPOLLOUT is only ever requested after a short write.
         //    Indexing (not for-in) lets a hook add hooks.
@@ -23,7 +20,15 @@ extension LoopContext {
         //    to stop, or jobs were enqueued locally (by the last step 5, or posted to the inbox from this thread,
         //    which writes no eventfd), just poll.
         let timeout: CInt = isStopped || !localJobs.isEmpty || eventLoop.inbox.hasJobs ? 0 : sleepTimeout()
-        let sleeping = measuring ? MonotonicClock.nanoseconds() : 0
+        // Load metrics: an iteration's busy time runs from the last wake-up (the previous iteration's handlers,
+        // timers and jobs) to this sleep (the hooks above): one clock read here, and the wake-up's read is `now`.
+        if !iterationObservers.isEmpty {
+            let sleeping = MonotonicClock.nanoseconds()
+            if lastWake != 0 {
+                let busy = sleeping &- lastWake
+                for observer in iterationObservers { observer(busy) }
+            }
+        }
         try selector.wait(timeoutMillis: timeout) { fd, generation, fired in
             // 3. Dispatch in the order epoll reported. The loop's own fds (generation 0) only need their readiness
             //    cleared; their work happens in steps 4 and 5. A handler gets read and write in one call and
@@ -40,6 +45,7 @@ extension LoopContext {
             deliver(fd: fd, generation: generation, fired: fired)
         }
         now = MonotonicClock.nanoseconds()
+        lastWake = now
 
         // 4. Timers due by `now`, in deadline order (those they schedule wait for the next iteration), then re-arm
         //    the timerfd only if the earliest deadline is not already covered.
@@ -53,14 +59,6 @@ extension LoopContext {
         swap(&localJobs, &localBatch)
         for job in localBatch { job() }
         localBatch.removeAllKeepingStorage()
-
-        // 6. Load metrics: busy time is the hooks before the sleep plus everything after it.
-        if measuring {
-            let end = MonotonicClock.nanoseconds()
-            lastIterationEnd = end
-            let busy = (sleeping &- started) &+ (end &- now)
-            for observer in iterationObservers { observer(busy) }
-        }
     }
 
     /// Runs the jobs waiting in the inbox now (step 5 does this every iteration). For a before-sleep hook whose work

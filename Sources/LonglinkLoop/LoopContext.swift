@@ -55,8 +55,8 @@ public final class LoopContext {
     var beforeSleepHooks: [() -> Void] = []
     /// Told the busy time of every iteration (see `addIterationObserver`).
     var iterationObservers: [(UInt64) -> Void] = []
-    /// When the last measured iteration ended (monotonic ns; 0 before the first).
-    var lastIterationEnd: UInt64 = 0
+    /// When the loop last woke from its sleep (monotonic ns; 0 before the first wake-up).
+    var lastWake: UInt64 = 0
     /// Loop-confined objects keyed by type, so jobs posted from other threads can find them (see `attach`).
     private var attachments: [ObjectIdentifier: AnyObject] = [:]
     /// Run when the loop finished (`whenFinished`).
@@ -295,9 +295,9 @@ public final class LoopContext {
         beforeSleepHooks.append(hook)
     }
 
-    /// Adds an observer told, at the end of every iteration, how long the loop was busy in it (nanoseconds spent in
-    /// before-sleep hooks, handlers, timers and jobs; the sleep in `epoll_wait` excluded): the loop's load, for
-    /// metrics. Costs three clock reads per iteration once any observer is added.
+    /// Adds an observer told, before every sleep, how long the loop was busy since it last woke (nanoseconds spent in
+    /// handlers, timers and jobs, then the before-sleep hooks; the sleep in `epoll_wait` excluded): the loop's load,
+    /// for metrics. Costs one clock read per iteration once any observer is added (the wake-up's is read anyway).
     public func addIterationObserver(_ observer: @escaping (_ busyNanoseconds: UInt64) -> Void) {
         assertOnLoop()
         iterationObservers.append(observer)
