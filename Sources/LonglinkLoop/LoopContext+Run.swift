@@ -20,14 +20,11 @@ extension LoopContext {
         //    to stop, or jobs were enqueued locally (by the last step 5, or posted to the inbox from this thread,
         //    which writes no eventfd), just poll.
         let timeout: CInt = isStopped || !localJobs.isEmpty || eventLoop.inbox.hasJobs ? 0 : sleepTimeout()
-        // Load metrics: an iteration's busy time runs from the last wake-up (the previous iteration's handlers,
-        // timers and jobs) to this sleep (the hooks above): one clock read here, and the wake-up's read is `now`.
+        // Load metrics: an iteration's busy time runs from the last wake-up (`now`: the previous iteration's
+        // handlers, timers and jobs, or the loop's start) to this sleep (the hooks above): one clock read here.
         if !iterationObservers.isEmpty {
-            let sleeping = MonotonicClock.nanoseconds()
-            if lastWake != 0 {
-                let busy = sleeping &- lastWake
-                for observer in iterationObservers { observer(busy) }
-            }
+            let busy = MonotonicClock.nanoseconds() &- now
+            for observer in iterationObservers { observer(busy) }
         }
         try selector.wait(timeoutMillis: timeout) { fd, generation, fired in
             // 3. Dispatch in the order epoll reported. The loop's own fds (generation 0) only need their readiness
@@ -45,7 +42,6 @@ extension LoopContext {
             deliver(fd: fd, generation: generation, fired: fired)
         }
         now = MonotonicClock.nanoseconds()
-        lastWake = now
 
         // 4. Timers due by `now`, in deadline order (those they schedule wait for the next iteration), then re-arm
         //    the timerfd only if the earliest deadline is not already covered.

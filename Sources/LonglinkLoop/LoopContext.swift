@@ -55,8 +55,6 @@ public final class LoopContext {
     var beforeSleepHooks: [() -> Void] = []
     /// Told the busy time of every iteration (see `addIterationObserver`).
     var iterationObservers: [(UInt64) -> Void] = []
-    /// When the loop last woke from its sleep (monotonic ns; 0 before the first wake-up).
-    var lastWake: UInt64 = 0
     /// Loop-confined objects keyed by type, so jobs posted from other threads can find them (see `attach`).
     private var attachments: [ObjectIdentifier: AnyObject] = [:]
     /// Run when the loop finished (`whenFinished`).

@@ -9,16 +9,20 @@ import Synchronization
 /// (or of counter objects) retained and released each array and counter per observation, on cache lines every
 /// loop touches.
 public final class MetricHistogram: Sendable {
+    /// The inline storage of the bounds (the size is the most bounds a histogram has).
+    private typealias Limits = InlineArray<24, UInt64>
+    /// The inline storage of the counters: one per bound, then `+Inf`'s.
+    private typealias Counters = InlineArray<25, Atomic<Int>>
     /// The most bounds a histogram has.
-    public static let maxBounds = 24
+    public static let maxBounds = Limits.count
     /// Upper bounds of the buckets in the base unit, ascending (the `+Inf` bucket is implicit).
     public let bounds: [UInt64]
     /// Multiplier from the base unit to the exported unit.
     public let scale: Double
     /// `bounds`, then `UInt64.max` (the `+Inf` bucket's bound, and the padding).
-    private let limits: InlineArray<24, UInt64>
+    private let limits: Limits
     /// One counter per bound, then the `+Inf` bucket's.
-    private let buckets: InlineArray<25, Atomic<Int>>
+    private let buckets: Counters
     private let sum = Atomic<UInt64>(0)
     private let total = Atomic<Int>(0)
 
@@ -26,10 +30,11 @@ public final class MetricHistogram: Sendable {
     public init(bounds: [UInt64], scale: Double = 1) {
         precondition(bounds == bounds.sorted(), "histogram bounds must ascend")
         precondition(bounds.count <= Self.maxBounds, "a histogram has at most \(Self.maxBounds) bounds")
+        assert(Counters.count == Limits.count + 1, "one counter per bound, and +Inf's")
         self.bounds = bounds
         self.scale = scale
-        self.limits = InlineArray { index in index < bounds.count ? bounds[index] : UInt64.max }
-        self.buckets = InlineArray { _ in Atomic<Int>(0) }
+        self.limits = Limits { index in index < bounds.count ? bounds[index] : UInt64.max }
+        self.buckets = Counters { _ in Atomic<Int>(0) }
     }
 
     /// Records one value.
