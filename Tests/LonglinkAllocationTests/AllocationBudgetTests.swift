@@ -12,7 +12,7 @@ import Testing
 /// measures today, so a change that adds an allocation per record fails; lower them as the count comes down.
 /// A debug build allocates far more per record than a release build (unspecialised generics, no inlining);
 /// `make test-release-budgets` runs the same program from a release build against `releaseCeiling`.
-@Suite("Allocation budget")
+@Suite("Allocation budget", .ownThreads)
 struct AllocationBudgetTests {
     /// Debug build, measured 48.6 per record (2026-12-01, main `be7f4d8`), 26.1 after session 8's batch pipeline, 23.1 in session 10, 22.0 with session 11's ring of push frames.
     static let debugCeiling = 25.0

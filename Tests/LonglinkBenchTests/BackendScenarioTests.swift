@@ -5,7 +5,7 @@ import Testing
 extension BenchEndToEnd {
     /// `bench http-publish` and `bench line` against bench's own gateway (a `longlink serve` child on free ports).
     /// Figures are checked for being measured and consistent, never for speed.
-    @Suite("bench backend scenarios: http-publish and line")
+    @Suite("bench backend scenarios: http-publish and line", .ownThreads)
     struct BackendScenarioTests {
         @Test("http-publish answers every keep-alive publish with 200 and reports changes/s and latency")
         func httpPublish() throws {

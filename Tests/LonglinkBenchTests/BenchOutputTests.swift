@@ -1,9 +1,10 @@
 import Foundation
 import LonglinkBench
 import LonglinkCommands
+import LonglinkTestSupport
 import Testing
 
-@Suite("bench parameters and output")
+@Suite("bench parameters and output", .ownThreads)
 struct BenchOutputTests {
     @Test("parameters outside their bounds are refused with a message naming the flag")
     func bounds() {

@@ -4,11 +4,12 @@ import LonglinkCommands
 import LonglinkServer
 import LonglinkGateway
 import LonglinkStores
+import LonglinkTestSupport
 import Testing
 
 /// Every end-to-end bench test, one at a time: each runs real gateways, redis-servers and hundreds of
 /// connections, and running them side by side would only measure the contention.
-@Suite("bench end to end", .serialized)
+@Suite("bench end to end", .serialized, .ownThreads)
 enum BenchEndToEnd {}
 
 /// A real gateway in the test process on a free loopback port (the composition `longlink serve` runs).

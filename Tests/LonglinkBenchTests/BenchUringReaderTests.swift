@@ -4,11 +4,12 @@ import Glibc
 import LonglinkCore
 import LonglinkLoop
 import Synchronization
+import LonglinkTestSupport
 import Testing
 
 /// The io_uring reader (`--reader io_uring`): real loopback TCP sockets read by a real ring on a real loop, and
 /// the choice of reader when the kernel refuses io_uring.
-@Suite("io_uring reader")
+@Suite("io_uring reader", .ownThreads)
 struct BenchUringReaderTests {
     /// Byte `index` of stream `stream`: a pattern that a lost, repeated or reordered chunk breaks.
     static func patternByte(_ stream: Int, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: index &* 31 &+ index >> 9 &+ stream &* 7) }

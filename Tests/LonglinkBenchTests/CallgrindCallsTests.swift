@@ -1,8 +1,9 @@
 import LonglinkBench
+import LonglinkTestSupport
 import Testing
 
 /// `CallgrindCalls`: the heap allocations `bench profile` reads from a callgrind file's call lines.
-@Suite("Callgrind call counts")
+@Suite("Callgrind call counts", .ownThreads)
 struct CallgrindCallsTests {
     /// A small callgrind file in the format valgrind 3.19 writes (shortened from a gateway profile): compressed
     /// names (`(id) name` once, `(id)` after), a callee named again from another caller, realloc calling malloc

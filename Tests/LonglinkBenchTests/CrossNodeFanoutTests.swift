@@ -8,7 +8,7 @@ import LonglinkTestSupport
 import Testing
 
 extension BenchEndToEnd {
-    @Suite("bench fanout across nodes")
+    @Suite("bench fanout across nodes", .ownThreads)
     struct CrossNodeFanoutTests {
         @Test("--publish-server is parsed into the parameters and needs --server and the fanout scenario")
         func publishServerValidation() throws {

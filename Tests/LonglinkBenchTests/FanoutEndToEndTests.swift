@@ -4,7 +4,7 @@ import LonglinkTestSupport
 import Testing
 
 extension BenchEndToEnd {
-    @Suite("bench fanout end to end")
+    @Suite("bench fanout end to end", .ownThreads)
     struct FanoutEndToEndTests {
         @Test("fanout against a real gateway and a real redis-server: every delivery arrives once, the ratio is printed")
         func fanoutWithRedisBaseline() async throws {
@@ -118,7 +118,7 @@ extension BenchEndToEnd {
 }
 
 extension BenchEndToEnd {
-    @Suite("bench store and codec")
+    @Suite("bench store and codec", .ownThreads)
     struct StoreCodecTests {
         @Test("store reports memory, SQLite and SQLite behind the writer, every change applied")
         func store() async throws {

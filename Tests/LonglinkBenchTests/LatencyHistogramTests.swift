@@ -1,7 +1,8 @@
 import LonglinkBench
+import LonglinkTestSupport
 import Testing
 
-@Suite("LatencyHistogram")
+@Suite("LatencyHistogram", .ownThreads)
 struct LatencyHistogramTests {
     @Test("small values are exact: percentiles of 1…100")
     func exactSmallValues() {

@@ -1,10 +1,11 @@
 import Glibc
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 @testable import LonglinkBench
 
-@Suite("finding the process behind a --server port")
+@Suite("finding the process behind a --server port", .ownThreads)
 struct ListeningProcessTests {
     @Test("a socket listening on loopback is found in this very process, by its port")
     func findsThisProcess() throws {

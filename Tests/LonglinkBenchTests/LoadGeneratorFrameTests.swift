@@ -1,11 +1,12 @@
 @testable import LonglinkBench
 import LonglinkCore
 import LonglinkProtobuf
+import LonglinkTestSupport
 import Testing
 
 /// The load generator writes and reads its hot frames itself (no Swift values, no protobuf-c, no hiredis per
 /// message): these tests hold those shortcuts to what the codec and RESP say.
-@Suite("load generator frames")
+@Suite("load generator frames", .ownThreads)
 struct LoadGeneratorFrameTests {
     let codec = ProtobufFrameCodec()
 

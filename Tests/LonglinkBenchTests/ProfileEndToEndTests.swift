@@ -1,10 +1,11 @@
 import Foundation
 import LonglinkBench
 import LonglinkCommands
+import LonglinkTestSupport
 import Testing
 
 extension BenchEndToEnd {
-    @Suite("bench profile end to end")
+    @Suite("bench profile end to end", .ownThreads)
     struct ProfileEndToEndTests {
         @Test("profile runs the gateway and redis-server under callgrind and derives each per-delivery figure from the two callgrind files")
         func profileBothServers() async throws {

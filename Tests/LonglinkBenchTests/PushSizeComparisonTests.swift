@@ -1,9 +1,10 @@
 import LonglinkCore
+import LonglinkTestSupport
 import Testing
 
 @testable import LonglinkBench
 
-@Suite("Push size comparison JSON")
+@Suite("Push size comparison JSON", .ownThreads)
 struct PushSizeComparisonTests {
     @Test("the typical push as JSON is the documented 272 bytes, written by LonglinkJSON")
     func documentedText() throws {

@@ -2,9 +2,10 @@ import Foundation
 import LonglinkBench
 import LonglinkCore
 import LonglinkProtobuf
+import LonglinkTestSupport
 import Testing
 
-@Suite("Push size")
+@Suite("Push size", .ownThreads)
 struct PushSizeTests {
     /// The JSON `PushSizeComparison` says it measures (its doc comment): the typical push with every field, as a
     /// JSON protocol would send it.

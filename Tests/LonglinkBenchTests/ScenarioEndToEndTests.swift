@@ -4,7 +4,7 @@ import LonglinkTestSupport
 import Testing
 
 extension BenchEndToEnd {
-    @Suite("bench scenarios end to end")
+    @Suite("bench scenarios end to end", .ownThreads)
     struct ScenarioEndToEndTests {
         @Test("connect opens every connection and reports its latency")
         func connect() async throws {

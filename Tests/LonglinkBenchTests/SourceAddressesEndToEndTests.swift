@@ -4,10 +4,11 @@ import LonglinkCommands
 import LonglinkServer
 import LonglinkGateway
 import Synchronization
+import LonglinkTestSupport
 import Testing
 
 extension BenchEndToEnd {
-    @Suite("bench --source-addresses")
+    @Suite("bench --source-addresses", .ownThreads)
     struct SourceAddressesEndToEndTests {
         @Test("--source-addresses parses N, a range and a list, and refuses anything else")
         func parsing() throws {

@@ -1,8 +1,9 @@
 import LonglinkBench
 import LonglinkCore
+import LonglinkTestSupport
 import Testing
 
-@Suite("Store benchmark")
+@Suite("Store benchmark", .ownThreads)
 struct StoreBenchmarkTests {
     @Test("the benchmark applies whole legal lifecycles: its counts are what the store holds afterwards")
     func benchmark() throws {

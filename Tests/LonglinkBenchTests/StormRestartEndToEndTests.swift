@@ -1,9 +1,10 @@
 import LonglinkBench
 import LonglinkCommands
+import LonglinkTestSupport
 import Testing
 
 extension BenchEndToEnd {
-    @Suite("bench storm --restart")
+    @Suite("bench storm --restart", .ownThreads)
     struct StormRestartEndToEndTests {
         @Test("storm --restart kills the gateway, restarts it on the same store; everyone resumes, nothing lost or duplicated")
         func restart() throws {

@@ -3,7 +3,7 @@ import LonglinkTestSupport
 import Testing
 
 extension BenchEndToEnd {
-    @Suite("bench --tls and --workers end to end")
+    @Suite("bench --tls and --workers end to end", .ownThreads)
     struct TLSAndWorkersEndToEndTests {
         @Test("connect --tls starts a TLS gateway with a throwaway CA and measures TCP + TLS + connect latency")
         func connectOverTLS() throws {

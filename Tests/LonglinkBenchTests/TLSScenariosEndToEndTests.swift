@@ -3,7 +3,7 @@ import LonglinkTestSupport
 import Testing
 
 extension BenchEndToEnd {
-    @Suite("bench --tls for every network scenario")
+    @Suite("bench --tls for every network scenario", .ownThreads)
     struct TLSScenariosEndToEndTests {
         @Test("fanout --tls delivers every record over TLS to bench's own gateway, nothing lost or duplicated")
         func fanoutOverTLS() throws {

@@ -3,7 +3,7 @@ import LonglinkTestSupport
 import Testing
 
 extension BenchEndToEnd {
-    @Suite("bench --transport ws: each scenario over raw TCP, then over WebSocket on the same gateway")
+    @Suite("bench --transport ws: each scenario over raw TCP, then over WebSocket on the same gateway", .ownThreads)
     struct WebSocketScenariosEndToEndTests {
         static func parameters(_ scenario: BenchParameters.Scenario, tls: Bool = false) -> BenchParameters {
             var parameters = BenchParameters(

@@ -1,8 +1,9 @@
 import LonglinkClient
 import LonglinkCore
+import LonglinkTestSupport
 import Testing
 
-@Suite("ClientSession")
+@Suite("ClientSession", .ownThreads)
 struct ClientSessionTests {
     let route = Route.order(.taxi, OrderID("8812")!)
 

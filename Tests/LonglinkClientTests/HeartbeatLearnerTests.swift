@@ -1,9 +1,10 @@
 import LonglinkClient
 import LonglinkCore
+import LonglinkTestSupport
 import Testing
 
 /// The smart-heartbeat learning, driven without sockets: bounds 1–5 s, steps of 1 s, one ping per step.
-@Suite("HeartbeatLearner")
+@Suite("HeartbeatLearner", .ownThreads)
 struct HeartbeatLearnerTests {
     func info(interval: UInt32, min: UInt32 = 1_000, max: UInt32 = 5_000) -> Connected {
         Connected(

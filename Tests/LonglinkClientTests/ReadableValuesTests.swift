@@ -2,10 +2,11 @@ import Glibc
 import LonglinkClient
 import LonglinkCore
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 /// What `print(value)` shows for the public types an app prints: the content, never the storage boxes inside.
-@Suite("readable descriptions of changes, records, snapshots, positions, toggles, errors and states")
+@Suite("readable descriptions of changes, records, snapshots, positions, toggles, errors and states", .ownThreads)
 struct ReadableValuesTests {
     let record = OrderChangeRecord(
         orderID: OrderID("8812")!,

@@ -6,7 +6,7 @@ import Testing
 /// The backend HTTP API (`--api-listen`) of a real `longlink serve` process started like `make run`, over real
 /// sockets: happy paths, publisher scopes, every bad-input case (each refused with the field named and nothing
 /// stored), batch ordering and partial failure, idempotency keys.
-@Suite("Backend API: POST /api/v1/publish, /publish/batch, GET /api/v1/orders", .serialized)
+@Suite("Backend API: POST /api/v1/publish, /publish/batch, GET /api/v1/orders", .serialized, .ownThreads)
 struct BackendAPITests {
     /// One request on a fresh connection.
     static func call(

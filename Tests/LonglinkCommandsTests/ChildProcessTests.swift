@@ -4,7 +4,7 @@ import LonglinkTestSupport
 import Testing
 
 /// The shared test helper that every end-to-end test starts its children with.
-@Suite("ChildProcess: posix_spawn, reaped by its own PID")
+@Suite("ChildProcess: posix_spawn, reaped by its own PID", .ownThreads)
 struct ChildProcessTests {
     static let scratch = NSTemporaryDirectory() + "longlink-child-\(getpid())-"
 

@@ -90,7 +90,7 @@ func runCLI(_ arguments: [String], environment: [String: String] = [:]) throws -
 
 /// The CLI's failures say what happened, fast: each case gets its own message and exit code well inside the
 /// `--timeout` (10 s; "fast" is a behaviour bound of 3 s here, far from both, not a performance figure).
-@Suite("client commands: failures that say what happened, fast (real gateway process, real TLS)", .serialized)
+@Suite("client commands: failures that say what happened, fast (real gateway process, real TLS)", .serialized, .ownThreads)
 struct ClientFailureEndToEndTests {
     static let certificates = try! TestCertificates()
     /// Well under the 10 s timeout every case used to wait.

@@ -64,7 +64,7 @@ func run(_ arguments: [String]) async -> (Int32, CommandIO) {
     return (code, io)
 }
 
-@Suite("longlink commands end to end", .serialized)
+@Suite("longlink commands end to end", .serialized, .ownThreads)
 struct CommandLineEndToEndTests {
     /// Mints a token with `longlink token` and the test's secret file.
     func token(_ secretFile: String, sub: String, role: String, routes: String = "*") async throws -> String {

@@ -5,7 +5,7 @@ import Testing
 
 /// `longlink subscribe 'order://taxi/*'` (the Swift client library underneath) against a real gateway process with
 /// real tokens: a console token covering the line sees every taxi order's changes; a rider's token is refused.
-@Suite("longlink subscribe order://taxi/* end to end", .serialized)
+@Suite("longlink subscribe order://taxi/* end to end", .serialized, .ownThreads)
 struct LineWideCommandTests {
     func token(_ secretFile: String, sub: String, role: String, routes: String) async throws -> String {
         let (code, io) = await run(["token", "--secret-file", secretFile, "--sub", sub, "--role", role, "--routes", routes, "--ttl", "10m"])

@@ -7,7 +7,7 @@ import Testing
 
 /// `longlink migrate` against real SQLite files, a real redis-server and a real `serve` with a shadow store: it
 /// never reports success for a migration that lost or never read data.
-@Suite("longlink migrate end to end", .serialized)
+@Suite("longlink migrate end to end", .serialized, .ownThreads)
 struct MigrateEndToEndTests {
     /// A SQLite store at `path` holding `orders` taxi orders, order `i` moved through `1 + i % 5` states.
     func populate(_ path: String, orders: Int = 12) throws {

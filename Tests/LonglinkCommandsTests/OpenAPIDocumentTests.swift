@@ -6,7 +6,7 @@ import Testing
 
 /// `docs/api/openapi.json` against the API a real gateway serves, both ways: every documented operation exists and
 /// answers with a documented status and the documented required members, and every served endpoint is documented.
-@Suite("OpenAPI document of the backend API matches what is served", .serialized)
+@Suite("OpenAPI document of the backend API matches what is served", .serialized, .ownThreads)
 struct OpenAPIDocumentTests {
     static func document() throws -> JSONValue {
         let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,8 +1,9 @@
 import Foundation
 import LonglinkCommands
+import LonglinkTestSupport
 import Testing
 
-@Suite("Option resolution: default < config file < environment < flag")
+@Suite("Option resolution: default < config file < environment < flag", .ownThreads)
 struct OptionResolverTests {
     let specs = [
         OptionSpec("listen", default: "127.0.0.1:7070", help: "listener"),
@@ -113,7 +114,7 @@ struct OptionResolverTests {
     }
 }
 
-@Suite("longlink CLI")
+@Suite("longlink CLI", .ownThreads)
 struct LonglinkCLITests {
     func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, CommandIO) {
         let io = CommandIO.capturing()

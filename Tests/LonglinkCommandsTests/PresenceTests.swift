@@ -7,7 +7,7 @@ import Testing
 /// Presence on a real gateway process started like `make run`, with real tokens over real sockets: the rider-app
 /// case (the driver's client shows up in the rider's presence reply and leaves it when its connection closes),
 /// join/leave events only when asked for, scopes, counts-only mode, the admin API and `longlink presence`.
-@Suite("Presence: presence requests, join/leave events, counts-only, admin API", .serialized)
+@Suite("Presence: presence requests, join/leave events, counts-only, admin API", .serialized, .ownThreads)
 struct PresenceTests {
     static let order = "order://taxi/8812"
 

@@ -4,7 +4,7 @@ import Testing
 
 /// README's admin examples, run as written against a gateway started like `make run` (its token secret, no
 /// `--insecure-dev`): only the operations address is the test gateway's port instead of 9170.
-@Suite("README: the admin API and admin page examples work after make run", .serialized)
+@Suite("README: the admin API and admin page examples work after make run", .serialized, .ownThreads)
 struct ReadmeAdminExamplesTests {
     static var readme: String {
         get throws {

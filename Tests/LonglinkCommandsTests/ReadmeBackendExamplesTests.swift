@@ -4,7 +4,7 @@ import Testing
 
 /// README's "Backends, dispatch consoles and presence" examples, run as written against a gateway started like
 /// `make run` (its token secret, its `--api-listen`): only the addresses are the test gateway's free ports.
-@Suite("README: the backend API, console and presence examples work after make run", .serialized)
+@Suite("README: the backend API, console and presence examples work after make run", .serialized, .ownThreads)
 struct ReadmeBackendExamplesTests {
     /// Every ```sh block of the section under `heading`, in order.
     static func shellBlocks(after heading: String, in text: String) -> [String] {

@@ -1,9 +1,10 @@
 import Foundation
+import LonglinkTestSupport
 import Testing
 
 @testable import LonglinkCommands
 
-@Suite("serve's banner: its copy-paste commands run as printed", .serialized)
+@Suite("serve's banner: its copy-paste commands run as printed", .serialized, .ownThreads)
 struct ServeBannerTests {
     @Test("the commands call the executable by the path serve was started with, or longlink from PATH")
     func invocation() {

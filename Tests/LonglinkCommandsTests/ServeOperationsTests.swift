@@ -6,7 +6,7 @@ import Testing
 
 @testable import LonglinkCommands
 
-@Suite("serve: operations listener, JSON logs and SIGHUP reload (real process)", .serialized)
+@Suite("serve: operations listener, JSON logs and SIGHUP reload (real process)", .serialized, .ownThreads)
 struct ServeOperationsTests {
     @Test("SIGHUP re-reads the config file: the file's log level applies unless a flag or env set it")
     func reloaderPrecedence() throws {

@@ -1,7 +1,8 @@
 import LonglinkCommands
+import LonglinkTestSupport
 import Testing
 
-@Suite("serve: ping interval bounds")
+@Suite("serve: ping interval bounds", .ownThreads)
 struct ServePingIntervalOptionsTests {
     func configuration(_ arguments: [String]) throws -> ServeConfiguration {
         try ServeConfiguration(options: OptionResolver(specs: ServeOptions.specs).resolve(arguments: arguments, environment: [:]))

@@ -29,7 +29,7 @@ final class ServeChild {
     }
 }
 
-@Suite("serve: a port shared with nobody, signals honoured while starting (real processes)", .serialized)
+@Suite("serve: a port shared with nobody, signals honoured while starting (real processes)", .serialized, .ownThreads)
 struct ServeStartupSafetyTests {
     static let base = ["--store", "memory", "--insecure-dev", "--drain-period", "200ms", "--log-level", "info"]
 

@@ -8,7 +8,7 @@ import Testing
 /// with a shell (without `sudo`, system paths redirected into a temporary root), then what systemd does for
 /// `systemctl enable --now longlink` is emulated from the installed unit's `[Service]` lines: its state and
 /// credential directories, `Environment=`, `WorkingDirectory=`, `ExecStartPre=` and `ExecStart=`.
-@Suite("deploy/longlink.service: the documented install starts a serving gateway", .serialized)
+@Suite("deploy/longlink.service: the documented install starts a serving gateway", .serialized, .ownThreads)
 struct SystemdInstallTests {
     /// System paths the documented steps touch, mapped into `root`; the installed binary is the one under test.
     struct Redirect {

@@ -124,7 +124,7 @@ final class FailingBroker: Broker {
     func shutdown() {}
 }
 
-@Suite("LocalBroker contract")
+@Suite("LocalBroker contract", .ownThreads)
 struct LocalBrokerContractTests {
     @Test("keeps the Broker contract", arguments: BrokerContract.checks)
     func contract(_ check: BrokerContractCheck) throws { try check.run(.local) }

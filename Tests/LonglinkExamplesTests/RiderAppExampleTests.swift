@@ -6,7 +6,7 @@ import Testing
 /// as a real process against a real gateway process: TLS with a throwaway CA made by openssl and a pinned key, JWT
 /// tokens minted with `longlink token` and read from a file the test refreshes, an order's lifecycle published with
 /// `longlink publish`. `make test` builds the app first (`make example-build`); without it these tests fail.
-@Suite("example app: Examples/RiderApp against a TLS gateway", .serialized)
+@Suite("example app: Examples/RiderApp against a TLS gateway", .serialized, .ownThreads)
 struct RiderAppExampleTests {
     /// The taxi lifecycle the test publishes, in order.
     static let lifecycle = ["created", "dispatching", "driver_assigned", "driver_arriving", "driver_arrived", "in_trip", "completed", "paid"]

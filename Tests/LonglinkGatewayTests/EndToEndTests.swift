@@ -26,7 +26,7 @@ final class ChangeLog: ContentObserver {
     }
 }
 
-@Suite("Gateway end to end (real sockets, real Store writer)", .serialized)
+@Suite("Gateway end to end (real sockets, real Store writer)", .serialized, .ownThreads)
 struct EndToEndTests {
     let route = Route.order(.taxi, OrderID("8812")!)
 

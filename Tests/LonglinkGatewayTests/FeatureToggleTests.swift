@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 import LonglinkJSON
 
-@Suite("Remote feature toggles end to end (admin API and CLI → Store → push → client)", .serialized)
+@Suite("Remote feature toggles end to end (admin API and CLI → Store → push → client)", .serialized, .ownThreads)
 struct FeatureToggleTests {
     let route = LonglinkClient.toggleRoute("new_home", app: "rider")!
 

@@ -5,7 +5,7 @@ import Testing
 
 /// `subscribe order://taxi/*` in the protocol state machine: allowed only when the token's routes cover the whole
 /// line; live-only (`recovered = false`, no snapshot); every order of the line delivered, other lines not.
-@Suite("Line-wide subscriptions in PeerStateMachine")
+@Suite("Line-wide subscriptions in PeerStateMachine", .ownThreads)
 struct LineWideSubscriptionTests {
     let settings = PeerSettings(nodeID: "node-1", maxSubscriptions: 4, maxViolations: 10)
     let line = Route.lineWide(.order, "taxi")

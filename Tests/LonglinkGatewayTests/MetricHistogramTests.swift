@@ -1,9 +1,10 @@
 @testable import LonglinkGateway
+import LonglinkTestSupport
 import Testing
 
 /// The histogram's buckets are stored inline (bounds padded up to `maxBounds`): a value goes to the first bucket
 /// whose bound is at or above it, a value above every bound to `+Inf`, whatever the number of bounds.
-@Suite("Metric histogram")
+@Suite("Metric histogram", .ownThreads)
 struct MetricHistogramTests {
     @Test("a value is counted in the first bucket whose bound holds it; above every bound is +Inf")
     func bucketPlacement() {

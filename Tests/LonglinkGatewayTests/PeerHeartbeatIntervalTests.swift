@@ -1,10 +1,11 @@
 import LonglinkCore
 import LonglinkGateway
+import LonglinkTestSupport
 import Testing
 
 /// The server side of smart heartbeat: a client's proposed ping interval, within the announced bounds, drives the
 /// connection's ping schedule and silence timeout; outside them it is clamped (connect) or refused (heartbeat).
-@Suite("PeerStateMachine heartbeat intervals")
+@Suite("PeerStateMachine heartbeat intervals", .ownThreads)
 struct PeerHeartbeatIntervalTests {
     let settings = PeerSettings(
         nodeID: "node-1",

@@ -21,7 +21,7 @@ struct TableAuthorizer: Authorizer {
     }
 }
 
-@Suite("PeerStateMachine")
+@Suite("PeerStateMachine", .ownThreads)
 struct PeerStateMachineTests {
     let settings = PeerSettings(
         nodeID: "node-1",

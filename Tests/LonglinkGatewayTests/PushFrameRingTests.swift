@@ -6,7 +6,7 @@ import Testing
 
 /// The fan-out's ring of push frames rewrites a frame in place only once nobody else holds it: a push still queued
 /// for a subscriber keeps its bytes however often the ring comes round.
-@Suite("Push frame ring")
+@Suite("Push frame ring", .ownThreads)
 struct PushFrameRingTests {
     private static func record(_ order: String, offset: UInt64, driver: String? = nil) -> OrderChangeRecord {
         OrderChangeRecord(

@@ -6,7 +6,7 @@ import Testing
 /// The loop's push inbox keeps a broker's "may have missed" drop in order with the pushes around it: a push the
 /// broker delivered after the drop must not reach a subscriber before the drop (it would skip the missed records,
 /// and the reconnect would resume after them).
-@Suite("Push inbox")
+@Suite("Push inbox", .ownThreads)
 struct PushInboxTests {
     private static func push(_ order: String, offset: UInt64) -> EncodedPush {
         let record = OrderChangeRecord(

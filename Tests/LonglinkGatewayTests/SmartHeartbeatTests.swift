@@ -7,7 +7,7 @@ import Testing
 
 /// Smart heartbeat end to end: a real gateway, the Swift client, and between them a loopback proxy that forgets a
 /// connection idle for more than 5 s without telling either side (as a NAT does).
-@Suite("Smart heartbeat")
+@Suite("Smart heartbeat", .ownThreads)
 struct SmartHeartbeatTests {
     @Test(
         "the client learns an interval just below the NAT's idle limit and stays connected with it",

@@ -2,7 +2,7 @@ import LonglinkHTTP
 import Testing
 import LonglinkTestSupport
 
-@Suite("HTTP request parser")
+@Suite("HTTP request parser", .ownThreads)
 struct HTTPRequestParserTests {
     let limits = HTTPLimits(maxRequestLineBytes: 128, maxHeadBytes: 512, maxHeaderCount: 8, maxBodyBytes: 64)
 

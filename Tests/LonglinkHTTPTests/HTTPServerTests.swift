@@ -57,7 +57,7 @@ final class ExchangeBox: Sendable {
     let value = Mutex<HTTPExchange?>(nil)
 }
 
-@Suite("HTTP server on the event loop (real sockets)", .serialized)
+@Suite("HTTP server on the event loop (real sockets)", .serialized, .ownThreads)
 struct HTTPServerTests {
     @Test("keeps a connection alive across requests, answers pipelined requests in order, and HEAD without a body")
     func keepAliveAndPipelining() throws {

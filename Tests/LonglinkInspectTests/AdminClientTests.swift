@@ -5,7 +5,7 @@ import Testing
 
 /// The admin clients' parts: SSE parsing, HTTP response reading, the connections table and tap lines, and
 /// `inspect tap`/`connections` against a loopback HTTP server speaking the agreed contract.
-@Suite("inspect tap and connections (clients)")
+@Suite("inspect tap and connections (clients)", .ownThreads)
 struct AdminClientTests {
     static let tapEvents = [
         SSEEvent(data: #"{"route":"order://taxi/8812","epoch":1,"offset":3,"from":"dispatching","to":"driver_assigned","time_ms":1732900000000,"driver_id":"d-1","eta_seconds":240,"lat_e6":31230416,"lon_e6":121473701}"#),

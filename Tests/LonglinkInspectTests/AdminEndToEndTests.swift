@@ -9,7 +9,7 @@ import Testing
 /// `inspect tap` and `inspect connections` against a real `longlink serve` with its admin listener
 /// (`--metrics-listen`, built on the ops branch). Until that branch is merged, serve does not know the option
 /// (or the endpoint answers 404) and these tests are cancelled with that reason; remove the guard after merging.
-@Suite("inspect tap and connections (against a gateway)", .serialized)
+@Suite("inspect tap and connections (against a gateway)", .serialized, .ownThreads)
 struct AdminEndToEndTests {
     /// A `longlink serve` child with a client port and an admin port.
     final class Gateway {

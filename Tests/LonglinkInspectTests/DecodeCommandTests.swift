@@ -4,7 +4,7 @@ import LonglinkInspect
 import Testing
 
 /// `longlink inspect decode`: golden outputs from committed frames, and exact messages for bad input.
-@Suite("inspect decode")
+@Suite("inspect decode", .ownThreads)
 struct DecodeCommandTests {
     @Test("prints the golden session as lines, JSON lines and verbose dumps", arguments: [
         ([String](), "session.txt"), (["--json"], "session.jsonl"), (["--verbose"], "session.verbose.txt"),

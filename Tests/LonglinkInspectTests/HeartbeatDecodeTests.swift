@@ -3,7 +3,7 @@ import LonglinkInspect
 import Testing
 
 /// `inspect decode` shows the smart-heartbeat fields: the client's proposal and request, the server's bounds.
-@Suite("inspect decode: heartbeat intervals")
+@Suite("inspect decode: heartbeat intervals", .ownThreads)
 struct HeartbeatDecodeTests {
     func decode(_ fixture: String, direction: String, _ options: [String] = []) async throws -> [String] {
         let scratch = try ScratchDirectory()

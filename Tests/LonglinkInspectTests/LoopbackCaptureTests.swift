@@ -11,7 +11,7 @@ import Testing
 /// `inspect pcap` on a real session: an in-process gateway, `longlink publish` and `longlink subscribe`, captured
 /// on the loopback interface by tcpdump (started and stopped by PID). Without root or a working tcpdump, the
 /// committed capture recorded the same way is decoded instead (Fixtures/README.md).
-@Suite("inspect pcap (real loopback capture)")
+@Suite("inspect pcap (real loopback capture)", .ownThreads)
 struct LoopbackCaptureTests {
     @Test("decodes a publish and a subscribe captured by tcpdump on lo")
     func realSession() async throws {

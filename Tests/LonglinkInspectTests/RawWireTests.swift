@@ -4,7 +4,7 @@ import LonglinkInspect
 import Testing
 
 /// The schema-less decoder against protoc's own `--decode_raw`, and the schema walk against `--decode`.
-@Suite("Raw wire decoding")
+@Suite("Raw wire decoding", .ownThreads)
 struct RawWireTests {
     static let goldens = [
         "client_ack", "client_publish", "client_subscribe", "server_disconnect", "server_publish_result_refused",

@@ -4,7 +4,7 @@ import Testing
 
 /// `inspect pcap` on captures the test writes itself: reordered and retransmitted segments, IPv6, TLS,
 /// another port, a UDP packet, every supported link type, and pcapng.
-@Suite("inspect pcap (synthetic captures)")
+@Suite("inspect pcap (synthetic captures)", .ownThreads)
 struct SyntheticCaptureTests {
     typealias B = CaptureBuilder
     static let t0: UInt64 = 1_732_900_000_000_000

@@ -5,7 +5,7 @@ import Testing
 /// `inspect pcap` on a Longlink session over WebSocket (`serve --ws-listen`): the upgrade heads are skipped, the
 /// frames' payloads (client ones unmasked, fragments joined) are decoded as the usual frame stream, close frames
 /// are listed in the connection summary.
-@Suite("inspect pcap of a WebSocket session")
+@Suite("inspect pcap of a WebSocket session", .ownThreads)
 struct WebSocketCaptureTests {
     typealias B = CaptureBuilder
     static let t0: UInt64 = 1_732_900_000_000_000

@@ -122,7 +122,7 @@ struct EchoStats: Sendable {
     var accepted = 0
 }
 
-@Suite("Echo")
+@Suite("Echo", .ownThreads)
 struct EchoTests {
     @Test("one loop echoes 1,000 concurrent loopback connections byte for byte")
     func thousandConnections() throws {

@@ -3,7 +3,7 @@ import LonglinkLoop
 import LonglinkTestSupport
 import Testing
 
-@Suite("EventLoopGroup")
+@Suite("EventLoopGroup", .ownThreads)
 struct EventLoopGroupTests {
     @Test("starts one thread per loop, hands loops out round-robin and shuts down cleanly")
     func startsAndStops() throws {

@@ -4,7 +4,7 @@ import LonglinkTestSupport
 import Synchronization
 import Testing
 
-@Suite("EventLoop (on each selector backend)")
+@Suite("EventLoop (on each selector backend)", .ownThreads)
 struct EventLoopTests {
     @Test("execute from many threads runs every job exactly once, on the loop", arguments: SelectorBackend.allCases)
     func executeFromManyThreads(backend: SelectorBackend) throws {

@@ -3,7 +3,7 @@ import LonglinkLoop
 import LonglinkTestSupport
 import Testing
 
-@Suite("Listener and PlainTransport")
+@Suite("Listener and PlainTransport", .ownThreads)
 struct ListenerTests {
     @Test("a small accept budget still accepts every queued connection, and close stops accepting")
     func acceptBudget() throws {

@@ -4,7 +4,7 @@ import LonglinkTestSupport
 import Synchronization
 import Testing
 
-@Suite("LoopBound")
+@Suite("LoopBound", .ownThreads)
 struct LoopBoundTests {
     /// A loop-confined object: not `Sendable`, touched only on its loop.
     final class Counter {

@@ -1,8 +1,9 @@
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 /// Replies gathered into one private chunk, and dropping what no write has started on.
-@Suite("OutboundQueue replies")
+@Suite("OutboundQueue replies", .ownThreads)
 struct OutboundQueueReplyTests {
     /// Everything queued, in order, read without consuming.
     func contents(_ queue: OutboundQueue) -> [UInt8] {

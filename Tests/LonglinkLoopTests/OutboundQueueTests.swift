@@ -66,7 +66,7 @@ struct SenderLog: Sendable {
     var finalInterest: SelectorEvent?
 }
 
-@Suite("OutboundQueue")
+@Suite("OutboundQueue", .ownThreads)
 struct OutboundQueueTests {
     @Test("tracks queued bytes and partial progress through chunks")
     func accounting() throws {

@@ -7,7 +7,7 @@ extension TransportContractFactory {
     static let plain = TransportContractFactory(name: "tcp", server: PlainTransportFactory(), client: PlainTransportFactory())
 }
 
-@Suite("PlainTransport contract on real loopback sockets")
+@Suite("PlainTransport contract on real loopback sockets", .ownThreads)
 struct PlainTransportContractTests {
     @Test("keeps the Transport contract", arguments: TransportContract.checks)
     func contract(_ check: TransportContractCheck) throws { try check.run(.plain) }

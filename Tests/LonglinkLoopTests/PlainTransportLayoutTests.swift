@@ -1,10 +1,11 @@
 import Glibc
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
 /// Every plain TCP connection holds one `PlainTransport`: its malloc block is part of the idle memory per
 /// connection, a budget (issue 19).
-@Suite("PlainTransport layout")
+@Suite("PlainTransport layout", .ownThreads)
 struct PlainTransportLayoutTests {
     @Test("a plain transport is one 48-byte malloc block (40 usable bytes)")
     func objectSize() throws {

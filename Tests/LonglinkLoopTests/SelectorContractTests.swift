@@ -6,7 +6,7 @@ import Testing
 
 /// The selector seam's contract, run against every backend (epoll and poll) through the loop's public API: what a
 /// handler can rely on whichever backend the loop sleeps in. Each test runs one loop on its own thread.
-@Suite("Selector contract (epoll and poll)")
+@Suite("Selector contract (epoll and poll)", .ownThreads)
 struct SelectorContractTests {
     /// A loop-confined holder for a registration, so a handler can deregister itself.
     private final class Slot {

@@ -3,7 +3,7 @@ import LonglinkLoop
 import LonglinkTestSupport
 import Testing
 
-@Suite("SignalSource")
+@Suite("SignalSource", .ownThreads)
 struct SignalSourceTests {
     /// The signal goes to the loop thread itself (`raise` from a loop job is a thread-directed tgkill), where
     /// `SignalSource` has already blocked it, so it queues for the signalfd instead of running SIGHUP's default action

@@ -1,8 +1,9 @@
 import Glibc
 import LonglinkLoop
+import LonglinkTestSupport
 import Testing
 
-@Suite("Socket")
+@Suite("Socket", .ownThreads)
 struct SocketTests {
     @Test("a connect to a closed port fails with ECONNREFUSED named after connect")
     func connectRefused() throws {

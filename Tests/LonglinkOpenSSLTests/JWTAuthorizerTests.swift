@@ -54,7 +54,7 @@ let invalidTokens: [(String, String)] = {
     return list
 }()
 
-@Suite("JWT (HS256) authorizer")
+@Suite("JWT (HS256) authorizer", .ownThreads)
 struct JWTAuthorizerTests {
     let authorizer = try! JWTAuthorizer(secret: secret)
 

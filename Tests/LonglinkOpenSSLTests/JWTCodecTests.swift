@@ -1,10 +1,11 @@
 import LonglinkCore
 import LonglinkOpenSSL
+import LonglinkTestSupport
 import Testing
 
 /// The JSON of tokens (LonglinkJSON): what other libraries write verifies, and what `longlink token` writes stays
 /// byte for byte what it was.
-@Suite("JWT codec JSON")
+@Suite("JWT codec JSON", .ownThreads)
 struct JWTCodecTests {
     let authorizer = try! JWTAuthorizer(secret: secret)
 

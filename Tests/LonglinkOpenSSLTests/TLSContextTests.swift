@@ -2,7 +2,7 @@ import LonglinkOpenSSL
 import LonglinkTestSupport
 import Testing
 
-@Suite("TLS contexts from certificate files")
+@Suite("TLS contexts from certificate files", .ownThreads)
 struct TLSContextTests {
     static let certificates = try! TestCertificates()
 

@@ -7,7 +7,7 @@ import Testing
 
 /// When a resumption gets a new session ticket: real TLS handshakes between `TLSTransport`s on loopback sockets,
 /// counted on both sides (`sessionTicketsIssued` on the server's context, `sessionTicketsReceived` on the client's).
-@Suite("TLS session tickets on resumption (real handshakes on loopback sockets)")
+@Suite("TLS session tickets on resumption (real handshakes on loopback sockets)", .ownThreads)
 struct TLSTicketReuseTests {
     /// One connection: handshake, then 16 bytes from the server, so the client has read every record the server
     /// sent after its Finished (a NewSessionTicket comes before the data). Whether it resumed.

@@ -20,7 +20,7 @@ extension TransportContractFactory {
     }
 }
 
-@Suite("TLSTransport contract on real loopback sockets and real TLS handshakes")
+@Suite("TLSTransport contract on real loopback sockets and real TLS handshakes", .ownThreads)
 struct TLSTransportContractTests {
     @Test("keeps the Transport contract", arguments: TransportContract.checks)
     func contract(_ check: TransportContractCheck) throws {

@@ -10,7 +10,7 @@ import Testing
 import LonglinkJSON
 import LonglinkOperations
 
-@Suite("Operations listener: metrics, health, admin API (real gateway, real sockets)", .serialized)
+@Suite("Operations listener: metrics, health, admin API (real gateway, real sockets)", .serialized, .ownThreads)
 struct AdminAPITests {
     let route = Route.order(.taxi, OrderID("8812")!)
 

@@ -4,7 +4,7 @@ import LonglinkCore
 import LonglinkTestSupport
 import Testing
 
-@Suite("Admin page in a real headless browser (Debian's chromium)", .serialized)
+@Suite("Admin page in a real headless browser (Debian's chromium)", .serialized, .ownThreads)
 struct AdminPageTests {
     let route = Route.order(.taxi, OrderID("8812")!)
 

@@ -4,7 +4,7 @@ import LonglinkTestSupport
 import Testing
 
 /// The admin tap's ring of recent changes.
-@Suite("Recent changes ring")
+@Suite("Recent changes ring", .ownThreads)
 struct RecentChangesTests {
     /// `count` real changes from a memory store: orders r0, r1, ….
     static func changes(_ count: Int) throws -> [ContentChange] {

@@ -10,7 +10,7 @@ import Testing
 
 /// Failures of a Redis Cluster under two gateway nodes: each test starts its own cluster (3 masters, 3 replicas,
 /// `cluster-node-timeout` 1 s) and kills or moves parts of it.
-@Suite("Gateway nodes through Redis Cluster failures", .serialized)
+@Suite("Gateway nodes through Redis Cluster failures", .serialized, .ownThreads)
 struct ClusterFailureTests {
     @Test("with WAIT a change the frozen replica does not confirm fails retryably and is not published; its retry is, once the replica is back")
     func waitNeedsTheReplica() throws {
@@ -131,7 +131,7 @@ func difference<T: Equatable>(_ actual: [T], _ expected: [T]) -> String? {
 }
 
 /// Moving slots and losing a shard, under gateway nodes.
-@Suite("Gateway nodes through Redis Cluster slot moves and data loss", .serialized)
+@Suite("Gateway nodes through Redis Cluster slot moves and data loss", .serialized, .ownThreads)
 struct ClusterTopologyTests {
     @Test("redis-cli --cluster reshard under load: the moved orders keep their history, nothing is lost or doubled, subscribers follow")
     func reshardUnderLoad() throws {
@@ -240,7 +240,7 @@ func applyRetrying(_ store: RedisOrderStore, _ change: OrderChange) throws(Store
 }
 
 /// Redirections during a hand-made slot migration (CLUSTER SETSLOT … MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE).
-@Suite("RedisClusterClient during a slot migration")
+@Suite("RedisClusterClient during a slot migration", .ownThreads)
 struct ClusterMigrationRedirectTests {
     @Test("a key already migrated is fetched behind ASKING without changing the map; once the slot is handed over, MOVED updates it")
     func askThenMoved() throws {

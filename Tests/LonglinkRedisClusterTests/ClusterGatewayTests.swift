@@ -9,7 +9,7 @@ import Synchronization
 import Testing
 
 /// Gateway nodes on the shared Redis Cluster, nothing disrupted.
-@Suite("Gateway nodes on a Redis Cluster")
+@Suite("Gateway nodes on a Redis Cluster", .ownThreads)
 struct ClusterGatewayTests {
     @Test("a record published on node B reaches subscribers on node A once, in order, for orders on every shard")
     func crossNode() throws {

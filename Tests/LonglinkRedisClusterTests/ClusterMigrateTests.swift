@@ -6,7 +6,7 @@ import LonglinkSQLite
 import LonglinkTestSupport
 import Testing
 
-@Suite("longlink migrate to and from a Redis Cluster")
+@Suite("longlink migrate to and from a Redis Cluster", .ownThreads)
 struct ClusterMigrateTests {
     @Test("SQLite → Redis Cluster → SQLite with --verify, orders spread over every shard")
     func roundTrip() async throws {

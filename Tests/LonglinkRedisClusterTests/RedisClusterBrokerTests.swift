@@ -27,7 +27,7 @@ extension BrokerContractFactory {
     }
 }
 
-@Suite("RedisClusterBroker on a real Redis Cluster")
+@Suite("RedisClusterBroker on a real Redis Cluster", .ownThreads)
 struct RedisClusterBrokerTests {
     @Test("keeps the Broker contract", arguments: BrokerContract.checks)
     func contract(_ check: BrokerContractCheck) throws {

@@ -6,7 +6,7 @@ import Testing
 /// Arguments as bytes.
 func command(_ arguments: String...) -> [[UInt8]] { arguments.map { Array($0.utf8) } }
 
-@Suite("RedisClusterClient against a real cluster")
+@Suite("RedisClusterClient against a real cluster", .ownThreads)
 struct RedisClusterClientTests {
     @Test("discovers every master from one seed and routes keys of every shard, pipelined per node")
     func routesAcrossShards() throws {

@@ -41,7 +41,7 @@ extension OrderStoreFactory {
 /// `reopen` was given a store that is not a `RedisOrderStore`.
 struct NotRedisStore: Error {}
 
-@Suite("RedisOrderStore on a real Redis Cluster")
+@Suite("RedisOrderStore on a real Redis Cluster", .ownThreads)
 struct RedisClusterOrderStoreTests {
     @Test("keeps the OrderStore contract", arguments: OrderStoreContract.checks)
     func contract(_ check: OrderStoreContractCheck) throws {

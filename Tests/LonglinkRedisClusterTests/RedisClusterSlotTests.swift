@@ -2,7 +2,7 @@ import LonglinkRedis
 import LonglinkTestSupport
 import Testing
 
-@Suite("Redis Cluster key slots, slot maps and redirections")
+@Suite("Redis Cluster key slots, slot maps and redirections", .ownThreads)
 struct RedisClusterSlotTests {
     @Test("CRC16/XMODEM and slots match the cluster spec's reference values")
     func specValues() {

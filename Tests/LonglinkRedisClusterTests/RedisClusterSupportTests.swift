@@ -3,7 +3,7 @@ import LonglinkTestSupport
 import Testing
 
 /// The test cluster itself: created healthy, its topology readable, a killed master failed over and rejoining.
-@Suite("RedisCluster test support")
+@Suite("RedisCluster test support", .ownThreads)
 struct RedisClusterSupportTests {
     @Test("the shared cluster has 3 masters with a replica each, covering every slot")
     func sharedTopology() throws {

@@ -25,7 +25,7 @@ extension ToggleStoreFactory {
     }
 }
 
-@Suite("RedisToggleStore on a real Redis Cluster")
+@Suite("RedisToggleStore on a real Redis Cluster", .ownThreads)
 struct RedisClusterToggleStoreTests {
     @Test("keeps the ToggleStore contract", arguments: ToggleStoreContract.checks)
     func contract(_ check: ToggleStoreContractCheck) throws {

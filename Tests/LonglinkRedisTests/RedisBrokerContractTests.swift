@@ -20,7 +20,7 @@ extension BrokerContractFactory {
     }
 }
 
-@Suite("RedisBroker contract against a real redis-server")
+@Suite("RedisBroker contract against a real redis-server", .ownThreads)
 struct RedisBrokerContractTests {
     @Test("keeps the Broker contract with a channel per route", arguments: BrokerContract.checks + BrokerContract.networkedChecks)
     func perRoute(_ check: BrokerContractCheck) throws {

@@ -5,7 +5,7 @@ import LonglinkTestSupport
 import Synchronization
 import Testing
 
-@Suite("Redis connections against a real redis-server")
+@Suite("Redis connections against a real redis-server", .ownThreads)
 struct RedisConnectionTests {
     @Test("a blocking connection runs commands with binary-safe arguments and throws error replies")
     func blockingCommands() throws {

@@ -39,7 +39,7 @@ extension OrderStoreFactory {
 /// `reopen` was given a store that is not a `RedisOrderStore`.
 struct NotRedisStore: Error {}
 
-@Suite("RedisOrderStore against a real redis-server")
+@Suite("RedisOrderStore against a real redis-server", .ownThreads)
 struct RedisOrderStoreTests {
     @Test("keeps the OrderStore contract", arguments: OrderStoreContract.checks)
     func contract(_ check: OrderStoreContractCheck) throws {
@@ -49,7 +49,7 @@ struct RedisOrderStoreTests {
     }
 }
 
-@Suite("RedisOrderStore across nodes and failures")
+@Suite("RedisOrderStore across nodes and failures", .ownThreads)
 struct RedisOrderStoreNodeTests {
     /// Two stores (two nodes) on one Redis race through the same orders' lifecycles: every success is exactly one
     /// record, and each order's history is a legal chain (no lost update, no two moves from the same state).
@@ -197,7 +197,7 @@ struct RedisOrderStoreNodeTests {
     }
 }
 
-@Suite("Redis AUTH")
+@Suite("Redis AUTH", .ownThreads)
 struct RedisAuthTests {
     /// Records deliveries for the broker test.
     final class Deliveries: BrokerDelivery {

@@ -22,7 +22,7 @@ extension ToggleStoreFactory {
     }
 }
 
-@Suite("RedisToggleStore against a real redis-server")
+@Suite("RedisToggleStore against a real redis-server", .ownThreads)
 struct RedisToggleStoreTests {
     @Test("keeps the ToggleStore contract", arguments: ToggleStoreContract.checks)
     func contract(_ check: ToggleStoreContractCheck) throws {
@@ -85,7 +85,7 @@ struct RedisToggleStoreTests {
     }
 }
 
-@Suite("Toggle records on the Redis broker's channels")
+@Suite("Toggle records on the Redis broker's channels", .ownThreads)
 struct RedisToggleMessageTests {
     @Test("a toggle's record travels as a pub/sub message with its kind and value")
     func roundTrip() throws {

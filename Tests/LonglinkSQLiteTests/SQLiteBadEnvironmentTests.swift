@@ -6,7 +6,7 @@ import Testing
 
 /// Damaged files and hostile environments: each gives a clear `StoreError.storage`, never a crash, and never
 /// damages acknowledged data.
-@Suite("SQLiteOrderStore in a bad environment")
+@Suite("SQLiteOrderStore in a bad environment", .ownThreads)
 struct SQLiteBadEnvironmentTests {
     static let isRoot = geteuid() == 0
 

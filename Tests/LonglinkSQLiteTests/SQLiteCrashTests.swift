@@ -6,7 +6,7 @@ import Testing
 @testable import LonglinkSQLite
 
 /// Every change the store acknowledged survives `kill -9` of the writing process.
-@Suite("SQLiteOrderStore crash durability")
+@Suite("SQLiteOrderStore crash durability", .ownThreads)
 struct SQLiteCrashTests {
     @Test("every acknowledged change survives SIGKILL mid-stream", arguments: [100, 1_000])
     func killNine(batchSize: Int) throws {

@@ -3,7 +3,7 @@ import LonglinkTestSupport
 import Testing
 @testable import LonglinkSQLite
 
-@Suite("SQLiteOrderStore")
+@Suite("SQLiteOrderStore", .ownThreads)
 struct SQLiteOrderStoreTests {
     @Test("keeps the OrderStore contract", arguments: OrderStoreContract.checks)
     func contract(_ check: OrderStoreContractCheck) throws {

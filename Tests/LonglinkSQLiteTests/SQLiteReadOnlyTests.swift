@@ -5,7 +5,7 @@ import Testing
 
 @testable import LonglinkSQLite
 
-@Suite("SQLiteOrderStore opened read-only (a migration's source)")
+@Suite("SQLiteOrderStore opened read-only (a migration's source)", .ownThreads)
 struct SQLiteReadOnlyTests {
     @Test("reads orders, history and toggles; refuses writes; leaves the file as it was")
     func readsAndRefusesWrites() throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LonglinkSQLite
 
-@Suite("SQLite schema v2: feature toggles")
+@Suite("SQLite schema v2: feature toggles", .ownThreads)
 struct SQLiteToggleMigrationTests {
     @Test("a v1 database is migrated to v2 on open: orders kept, toggles usable, version recorded")
     func migratesV1() throws {

@@ -19,7 +19,7 @@ extension ToggleStoreFactory {
     )
 }
 
-@Suite("SQLiteToggleStore")
+@Suite("SQLiteToggleStore", .ownThreads)
 struct SQLiteToggleStoreTests {
     @Test("keeps the ToggleStore contract", arguments: ToggleStoreContract.checks)
     func contract(_ check: ToggleStoreContractCheck) throws {

@@ -12,7 +12,7 @@ import Testing
 /// as on one Redis: a console on node A follows orders published on node B on every shard; presence of a
 /// subscriber on one node is seen from another, with join/leave events, and a node killed with `kill -9` leaves it
 /// within `--presence-ttl`.
-@Suite("Scale-out: line-wide subscriptions and presence on a Redis Cluster", .serialized)
+@Suite("Scale-out: line-wide subscriptions and presence on a Redis Cluster", .serialized, .ownThreads)
 struct ClusterParityScaleOutTests {
     /// A gateway node in this process on the cluster (store and broker), under `prefix`.
     func startClusterNode(_ name: String, cluster: RedisCluster, prefix: String) throws -> RunningGateway {

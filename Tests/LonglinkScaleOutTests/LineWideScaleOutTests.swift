@@ -10,7 +10,7 @@ import Testing
 /// `subscribe order://taxi/*` across two gateway nodes sharing a real redis-server: one Redis subscription per line
 /// per node, every record of the line once (also beside a per-order subscription on the same node), in commit
 /// order per order, nothing of other lines, and the documented live-only resume (`recovered = false`).
-@Suite("Scale-out: line-wide subscriptions over the Redis broker", .serialized)
+@Suite("Scale-out: line-wide subscriptions over the Redis broker", .serialized, .ownThreads)
 struct LineWideScaleOutTests {
     /// Connects a raw client to `port` and subscribes to `route`; the `subscribed` frame.
     func follow(_ route: String, port: Int, since: StreamPosition? = nil) throws -> (FramePeer, Subscribed) {

@@ -8,7 +8,7 @@ import Testing
 /// Presence across `longlink serve` processes sharing a real redis-server: a driver on node A is in the presence a
 /// rider reads on node B; `kill -9` of node A removes it within `--presence-ttl` (1 s here); a clean shutdown
 /// (SIGTERM) removes a node's entries at once, long before its TTL; join/leave events reach subscribers on other nodes.
-@Suite("Scale-out: presence in Redis with per-node entries", .serialized)
+@Suite("Scale-out: presence in Redis with per-node entries", .serialized, .ownThreads)
 struct PresenceScaleOutTests {
     func connect(port: Int, name: String, route: String, events: Bool = false) throws -> FramePeer {
         let peer = try FramePeer(port: port)

@@ -11,7 +11,7 @@ import Synchronization
 import Testing
 
 /// Several gateway nodes sharing one real redis-server (started and stopped by each test on a free port).
-@Suite("Scale-out: gateway nodes sharing Redis", .serialized)
+@Suite("Scale-out: gateway nodes sharing Redis", .serialized, .ownThreads)
 struct ScaleOutTests {
     @Test("a record published on node B reaches subscribers on nodes A and C once, in order")
     func crossNode() throws {

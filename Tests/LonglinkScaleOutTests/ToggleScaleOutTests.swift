@@ -7,7 +7,7 @@ import LonglinkTestSupport
 import Testing
 
 /// Feature toggles on nodes sharing one real redis-server for their store and broker.
-@Suite("Scale-out: feature toggles on nodes sharing Redis", .serialized)
+@Suite("Scale-out: feature toggles on nodes sharing Redis", .serialized, .ownThreads)
 struct ToggleScaleOutTests {
     @Test("a toggle set on node B reaches subscribers on nodes A and C, and a later subscriber on C reads it")
     func crossNode() async throws {

@@ -6,7 +6,7 @@ import LonglinkOpenSSL
 import LonglinkTestSupport
 import Testing
 
-@Suite("Admission control at accept time")
+@Suite("Admission control at accept time", .ownThreads)
 struct AdmissionTests {
     @Test("connections beyond the per-process rate are refused with connection_rate_limited and a retry hint")
     func connectionRate() throws {

@@ -44,7 +44,7 @@ extension ConnectionState {
 /// Connection state and typed failure reasons of the client library, each produced for real: a closed port, an
 /// unresolvable name, refused certificates, the TLS port spoken to in plain (and the reverse), refused tokens, a
 /// draining server, a full server.
-@Suite("client library: observable connection state and typed failure reasons (real sockets, real TLS)", .serialized)
+@Suite("client library: observable connection state and typed failure reasons (real sockets, real TLS)", .serialized, .ownThreads)
 struct ClientConnectionStateTests {
     func client(
         backend: SelectorBackend,

@@ -7,7 +7,7 @@ import Testing
 
 /// TLS through the client library's own settings (`ClientConfiguration.tls`, no OpenSSL import): trust from a CA
 /// file or PEM bytes, and public-key pinning, against the gateway's real TLS listeners with the throwaway test CA.
-@Suite("client library: TLS settings and public-key pinning (real gateway TLS listeners)", .serialized)
+@Suite("client library: TLS settings and public-key pinning (real gateway TLS listeners)", .serialized, .ownThreads)
 struct ClientTLSTests {
     /// The SHA-256 of a certificate's SubjectPublicKeyInfo, as an app would compute its pin (openssl pipeline).
     static func pin(of certificate: String) throws -> PublicKeyPin {

@@ -6,7 +6,7 @@ import Testing
 @testable import LonglinkGateway
 
 /// Issue 14, item 2: the connection-rate bucket is shared by every loop and must hold whatever their number.
-@Suite("The connection rate limit with any number of loops")
+@Suite("The connection rate limit with any number of loops", .ownThreads)
 struct ConnectionRateLoopsTests {
     @Test("connections opened at once beyond the burst are refused with connection_rate_limited", arguments: [1, 2, 4])
     func burstBeyondTheBucket(loops: Int) async throws {

@@ -9,7 +9,7 @@ import Testing
 
 /// Each attack against a running gateway: answered with the right error or disconnect, only the attacker's
 /// connection closed, the healthy subscriber served throughout, and no descriptor left behind.
-@Suite("Hostile input against a running gateway", .serialized)
+@Suite("Hostile input against a running gateway", .serialized, .ownThreads)
 struct HostileInputTests {
     /// Sends `bytes`, expects the numbered disconnect (one of `codes`) and the close, then checks service and fds.
     func attack(_ bytes: [UInt8], expect codes: [DisconnectCode], fixture: HostileFixture) async throws {

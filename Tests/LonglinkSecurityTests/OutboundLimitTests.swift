@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 14, item 1: answers count against the outbound limit like pushes. A client that pipelines requests and
 /// never reads the answers is held by back-pressure and then cut with `slow`; the server's memory stays flat.
-@Suite("Every queued frame counts against the outbound limit (real gateway process)", .serialized)
+@Suite("Every queued frame counts against the outbound limit (real gateway process)", .serialized, .ownThreads)
 struct OutboundLimitTests {
     /// What the never-reading client pipelines.
     enum Flood: String, CustomStringConvertible, Sendable {

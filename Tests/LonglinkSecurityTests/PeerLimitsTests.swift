@@ -4,7 +4,7 @@ import LonglinkGateway
 import Testing
 
 /// `PeerStateMachine`'s security limits without sockets.
-@Suite("Peer limits (sans I/O)")
+@Suite("Peer limits (sans I/O)", .ownThreads)
 struct PeerLimitsTests {
     struct Everyone: Authorizer {
         func authenticate(token: String, nowMillis: UInt64) throws(AuthorizationError) -> Principal {

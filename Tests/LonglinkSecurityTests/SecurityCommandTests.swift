@@ -6,7 +6,7 @@ import LonglinkOpenSSL
 import LonglinkTestSupport
 import Testing
 
-@Suite("CLI: token, secure serve, client TLS options")
+@Suite("CLI: token, secure serve, client TLS options", .ownThreads)
 struct SecurityCommandTests {
     func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, CommandIO) {
         let io = CommandIO.capturing()

@@ -21,7 +21,7 @@ func sClient(_ port: Int, _ extra: [String], input: [UInt8] = [], timeout: Durat
     )
 }
 
-@Suite("TLS listeners (real handshakes, certificates made by openssl)", .serialized)
+@Suite("TLS listeners (real handshakes, certificates made by openssl)", .serialized, .ownThreads)
 struct TLSGatewayTests {
     @Test("the client library subscribes and receives pushes over TLS, beside a plain listener")
     func clientOverTLS() async throws {

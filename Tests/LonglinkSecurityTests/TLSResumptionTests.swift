@@ -86,7 +86,7 @@ final class ResumptionGateway {
 
 /// TLS session resumption end to end: LonglinkClient against the gateway's real TLS listeners, with real
 /// handshakes; the client's own counts (`tlsHandshakes`) and the server's (`longlink_tls_handshakes_total`).
-@Suite("TLS session resumption (real gateway TLS listeners, real handshakes)", .serialized)
+@Suite("TLS session resumption (real gateway TLS listeners, real handshakes)", .serialized, .ownThreads)
 struct TLSResumptionTests {
     /// Waits until `client` finished `total` TLS handshakes and is connected; its counts then.
     func handshakes(_ client: LonglinkClient, total: Int) async -> TLSHandshakeCounts {

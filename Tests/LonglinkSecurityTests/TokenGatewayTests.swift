@@ -8,7 +8,7 @@ import LonglinkOpenSSL
 import LonglinkStores
 import Testing
 
-@Suite("JWT tokens and route scopes, end to end")
+@Suite("JWT tokens and route scopes, end to end", .ownThreads)
 struct TokenGatewayTests {
     @Test("a token scoped to one order subscribes to it; another route gets permission_denied on that request only")
     func scopes() throws {

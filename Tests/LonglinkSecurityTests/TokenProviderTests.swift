@@ -11,7 +11,8 @@ import Testing
 /// `token_expiring` (answered with `refresh`), once after a refused token; a failing provider stops the client.
 @Suite(
     "client library: token provider (real gateway, real JWTs)",
-    .serialized
+    .serialized,
+    .ownThreads
 )
 struct TokenProviderTests {
     /// What the provider was asked, in order.

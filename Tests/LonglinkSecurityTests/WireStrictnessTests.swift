@@ -3,7 +3,7 @@ import LonglinkTestSupport
 import Testing
 
 /// Issue 14, item 5, at the gateway: a body varint above 2^64 − 1 is a protocol violation, not a smaller number.
-@Suite("Wire strictness against a running gateway", .serialized)
+@Suite("Wire strictness against a running gateway", .serialized, .ownThreads)
 struct WireStrictnessTests {
     @Test("an ack whose offset is a ten-byte varint above 2^64 − 1 gets protocol_violation; other clients keep service")
     func ackAboveTwoToThe64() async throws {

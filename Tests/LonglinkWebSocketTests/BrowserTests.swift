@@ -7,7 +7,7 @@ import Testing
 /// mid-stream (a TCP proxy dies: no close frame), refuses reconnects for a while, and has an operator disconnect
 /// it. Every state must arrive once and in order. The same over `wss`, with Chromium told to accept the test
 /// certificate by its public key hash (`--ignore-certificate-errors-spki-list`).
-@Suite("a real browser (headless Chromium) follows an order over WebSocket with recovery", .serialized)
+@Suite("a real browser (headless Chromium) follows an order over WebSocket with recovery", .serialized, .ownThreads)
 struct BrowserTests {
     /// A taxi order's whole life: (state, driver id).
     static let lifecycle: [(String, String?)] = [

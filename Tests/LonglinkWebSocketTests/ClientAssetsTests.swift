@@ -1,4 +1,5 @@
 import Foundation
+import LonglinkTestSupport
 import Testing
 
 @testable import LonglinkOperations
@@ -6,7 +7,7 @@ import Testing
 /// The operations listener serves copies of `clients/js/longlink.js` and `clients/js/example.html` (compiled into
 /// `ClientAssets.swift`); this fails when a copy differs from its file. `LONGLINK_WRITE_CLIENT_ASSETS=1` rewrites
 /// the Swift file from the files (then build again).
-@Suite("client assets served by the operations listener")
+@Suite("client assets served by the operations listener", .ownThreads)
 struct ClientAssetsTests {
     static var root: String { GatewayProcess.packageRoot }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// The happy paths with a WebSocket implementation that is not ours: Debian's `python3-websockets` (asyncio,
 /// RFC 6455 client) over `ws` and `wss`, against a real gateway process.
-@Suite("an independent client (python3-websockets) over ws and wss", .serialized)
+@Suite("an independent client (python3-websockets) over ws and wss", .serialized, .ownThreads)
 struct IndependentClientTests {
     static let python = "/usr/bin/python3"
     static var script: String { GatewayProcess.packageRoot + "/Tests/LonglinkWebSocketTests/Scripts/websockets_client.py" }

@@ -6,7 +6,7 @@ import Testing
 
 /// The JavaScript client's unit tests (`node --test clients/js/test/`) run from here, so `make test` runs them,
 /// and the golden frames they decode are the Swift codec's bytes (beside protoc's in LonglinkProtobufTests).
-@Suite("JavaScript client (Node unit tests, golden frames from the Swift codec)")
+@Suite("JavaScript client (Node unit tests, golden frames from the Swift codec)", .ownThreads)
 struct JavaScriptClientTests {
     static var directory: String { GatewayProcess.packageRoot + "/clients/js" }
 

@@ -7,7 +7,7 @@ import Testing
 /// RFC 6455 cases against a real `longlink serve` process (its WebSocket listener on port 0), each with the HTTP
 /// status or close code it must get. After every case the process must still be running and a fresh client must
 /// still upgrade, connect and get an answer within seconds: no case crashes or stalls the server.
-@Suite("WebSocket conformance (RFC 6455 against a real gateway process)", .serialized)
+@Suite("WebSocket conformance (RFC 6455 against a real gateway process)", .serialized, .ownThreads)
 struct WebSocketConformanceTests {
     /// The gateway still serves: a fresh upgrade, `connect` answered, a Longlink ping answered.
     static func expectHealthy(_ gateway: GatewayProcess, after name: String) throws {

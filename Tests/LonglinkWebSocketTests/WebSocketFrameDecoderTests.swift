@@ -1,4 +1,5 @@
 import LonglinkCore
+import LonglinkTestSupport
 import Testing
 
 @testable import LonglinkWebSocket
@@ -34,7 +35,7 @@ private struct Feed {
     }
 }
 
-@Suite("WebSocket frame decoder (client frames, in place)")
+@Suite("WebSocket frame decoder (client frames, in place)", .ownThreads)
 struct WebSocketFrameDecoderTests {
     @Test("a masked binary frame yields its unmasked payload")
     func binaryFrame() throws {
@@ -154,7 +155,7 @@ struct WebSocketFrameDecoderTests {
     }
 }
 
-@Suite("WebSocket server frames")
+@Suite("WebSocket server frames", .ownThreads)
 struct WebSocketFrameEncoderTests {
     @Test("server frames are final, unmasked, with the shortest length form")
     func headers() {

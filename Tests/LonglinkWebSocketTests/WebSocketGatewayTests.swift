@@ -64,7 +64,7 @@ func taxiChanges(_ id: String, count: Int, payload: [UInt8]) -> [OrderChange] {
     }
 }
 
-@Suite("WebSocket subscribers under the outbound limit and slow-consumer policy", .serialized)
+@Suite("WebSocket subscribers under the outbound limit and slow-consumer policy", .serialized, .ownThreads)
 struct WebSocketGatewayTests {
     @Test("a stalled WebSocket reader is cut as slow while a healthy one receives everything")
     func stalledReaderIsCut() async throws {

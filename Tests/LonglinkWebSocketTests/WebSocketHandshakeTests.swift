@@ -1,3 +1,4 @@
+import LonglinkTestSupport
 import Testing
 
 @testable import LonglinkWebSocket
@@ -43,7 +44,7 @@ func answer(_ bytes: [UInt8], policy: WebSocketUpgradePolicy = WebSocketUpgradeP
     }
 }
 
-@Suite("WebSocket upgrade handshake (parser and policy)")
+@Suite("WebSocket upgrade handshake (parser and policy)", .ownThreads)
 struct WebSocketHandshakeTests {
     @Test("RFC 6455's sample key gets RFC 6455's sample accept value; SHA-1 and base64 match known vectors")
     func acceptValue() throws {

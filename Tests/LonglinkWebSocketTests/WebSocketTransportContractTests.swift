@@ -40,7 +40,7 @@ extension TransportContractFactory {
     }
 }
 
-@Suite("WebSocket transports' contract on real loopback sockets (ws, and wss with real TLS)")
+@Suite("WebSocket transports' contract on real loopback sockets (ws, and wss with real TLS)", .ownThreads)
 struct WebSocketTransportContractTests {
     @Test("ws keeps the Transport contract", arguments: TransportContract.checks)
     func ws(_ check: TransportContractCheck) throws { try check.run(.ws) }
