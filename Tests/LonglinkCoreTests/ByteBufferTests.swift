@@ -1,7 +1,8 @@
 import LonglinkCore
 import Testing
+import LonglinkTestSupport
 
-@Suite("ByteBuffer")
+@Suite("ByteBuffer", .ownThreads)
 struct ByteBufferTests {
     @Test("writes protobuf varints of every length")
     func varints() {

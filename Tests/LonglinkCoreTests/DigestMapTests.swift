@@ -3,7 +3,7 @@ import Testing
 import LonglinkCore
 import LonglinkTestSupport
 
-@Suite("DigestMap")
+@Suite("DigestMap", .ownThreads)
 struct DigestMapTests {
     @Test("agrees with a Dictionary through random sets, updates and removals", arguments: [1, 2, 3])
     func agreesWithDictionary(seed: UInt64) {

@@ -1,7 +1,8 @@
 import LonglinkCore
 import Testing
+import LonglinkTestSupport
 
-@Suite("FrameReader")
+@Suite("FrameReader", .ownThreads)
 struct FrameReaderTests {
     let reader = FrameReader()
 

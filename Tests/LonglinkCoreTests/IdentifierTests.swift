@@ -1,10 +1,11 @@
 import Testing
 
 @testable import LonglinkCore
+import LonglinkTestSupport
 
 /// The identifier rules read from bytes (what the codec's decoder calls) agree with the rules read from strings,
 /// and a publish request made from checked values answers like one made from their texts.
-@Suite("Identifiers from bytes")
+@Suite("Identifiers from bytes", .ownThreads)
 struct IdentifierTests {
     static let anyCaseCharacters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
     static let lowerCaseCharacters = "abcdefghijklmnopqrstuvwxyz0123456789_-"

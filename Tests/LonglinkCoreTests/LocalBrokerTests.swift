@@ -21,7 +21,7 @@ func record(_ id: String, _ offset: UInt64, line: BusinessLine = .taxi) -> Order
     )
 }
 
-@Suite("LocalBroker")
+@Suite("LocalBroker", .ownThreads)
 struct LocalBrokerTests {
     @Test("delivers subscribed routes in publish order and nothing else")
     func delivery() throws {
@@ -66,7 +66,7 @@ final class BatchDelivery: BrokerDelivery {
     func brokerDidDeliver(contentsOf records: [OrderChangeRecord]) { batches.withLock { $0.append(records) } }
 }
 
-@Suite("LocalBroker batches")
+@Suite("LocalBroker batches", .ownThreads)
 struct LocalBrokerBatchTests {
     @Test("a commit's records go on as one batch of the subscribed ones, in order")
     func batch() throws {

@@ -1,7 +1,8 @@
 import LonglinkCore
 import Testing
+import LonglinkTestSupport
 
-@Suite("LocalPresence")
+@Suite("LocalPresence", .ownThreads)
 struct LocalPresenceTests {
     private let route = try! Route(parsing: "order://taxi/8812")
 

@@ -1,6 +1,7 @@
 import LonglinkCore
 import Synchronization
 import Testing
+import LonglinkTestSupport
 
 /// Collects records for assertions.
 final class CollectingSink: LogSink {
@@ -9,7 +10,7 @@ final class CollectingSink: LogSink {
     var all: [LogRecord] { records.withLock { $0 } }
 }
 
-@Suite("Logging: levels changeable at run time, no formatting when off, no secrets")
+@Suite("Logging: levels changeable at run time, no formatting when off, no secrets", .ownThreads)
 struct LoggingTests {
     @Test("a level switch shared by derived loggers filters before formatting, and changes at run time")
     func levelSwitch() {

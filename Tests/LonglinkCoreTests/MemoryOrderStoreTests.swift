@@ -2,7 +2,7 @@ import LonglinkCore
 import LonglinkTestSupport
 import Testing
 
-@Suite("MemoryOrderStore")
+@Suite("MemoryOrderStore", .ownThreads)
 struct MemoryOrderStoreTests {
     @Test("keeps the OrderStore contract", arguments: OrderStoreContract.checks)
     func contract(_ check: OrderStoreContractCheck) throws {
@@ -16,7 +16,7 @@ struct MemoryOrderStoreTests {
     }
 }
 
-@Suite("OrderStore defaults")
+@Suite("OrderStore defaults", .ownThreads)
 struct OrderStoreDefaultTests {
     @Test(
         "a store without its own retainedHistory keeps the contract through the default",

@@ -1,7 +1,8 @@
 @testable import LonglinkCore
 import Testing
+import LonglinkTestSupport
 
-@Suite("Memory store tables")
+@Suite("Memory store tables", .ownThreads)
 struct MemoryTableTests {
     @Test("the slot index agrees with a dictionary through 20,000 seeded inserts, moves and removals")
     func slotIndexAgreesWithDictionary() {

@@ -2,7 +2,7 @@ import LonglinkCore
 import LonglinkTestSupport
 import Testing
 
-@Suite("MemoryToggleStore")
+@Suite("MemoryToggleStore", .ownThreads)
 struct MemoryToggleStoreTests {
     @Test("keeps the ToggleStore contract", arguments: ToggleStoreContract.checks)
     func contract(_ check: ToggleStoreContractCheck) throws {

@@ -22,7 +22,7 @@ func changes(_ ids: [String], line: BusinessLine = .taxi) throws -> [ContentChan
     }
 }
 
-@Suite("ObserverRegistry")
+@Suite("ObserverRegistry", .ownThreads)
 struct ObserverRegistryTests {
     @Test("observers get the changes of their route, namespace or everything, in order")
     func patterns() throws {

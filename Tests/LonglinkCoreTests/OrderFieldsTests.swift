@@ -1,9 +1,10 @@
 import LonglinkCore
 import Testing
+import LonglinkTestSupport
 
 /// `OrderFields` shares one box between copies and keeps the payload apart: a driver id of any length must read,
 /// merge and compare as the same value whichever way it was set.
-@Suite("OrderFields")
+@Suite("OrderFields", .ownThreads)
 struct OrderFieldsTests {
     static let short = "driver-4711"  // 11 bytes
     static let fifteen = "d-0123456789abc"  // 15 bytes: Swift's longest small string

@@ -1,7 +1,8 @@
 import LonglinkCore
 import Testing
+import LonglinkTestSupport
 
-@Suite("Routes are addresses")
+@Suite("Routes are addresses", .ownThreads)
 struct RouteTests {
     @Test("order routes parse into line and id and print canonically")
     func parseOrderRoute() throws {

@@ -1,7 +1,8 @@
 import LonglinkCore
 import Testing
+import LonglinkTestSupport
 
-@Suite("StateMachine")
+@Suite("StateMachine", .ownThreads)
 struct StateMachineTests {
     @Test("built-in lines are valid and cover taxi, express, premium and carpool")
     func builtIn() throws {
@@ -119,7 +120,7 @@ struct StateMachineTests {
     }
 }
 
-@Suite("ChangeValidation")
+@Suite("ChangeValidation", .ownThreads)
 struct ChangeValidationTests {
     @Test("builds the next record and snapshot without going back in time")
     func prepare() throws {

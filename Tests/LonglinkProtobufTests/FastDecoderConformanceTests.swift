@@ -7,7 +7,7 @@ import LonglinkTestSupport
 /// The publish fast path (`PublishFastDecoder`) against protobuf-c (`ProtobufFrameCodec(fastPaths: false)`): for
 /// every body, valid or hostile, the codec with its fast path answers exactly what protobuf-c alone answers (the
 /// same frame, or the same error), and the fast path itself takes the plain publishes the gateway receives.
-@Suite("Publish fast path conforms to protobuf-c")
+@Suite("Publish fast path conforms to protobuf-c", .ownThreads)
 struct FastDecoderConformanceTests {
     static let fast = ProtobufFrameCodec()
     static let reference = ProtobufFrameCodec(fastPaths: false)

@@ -6,7 +6,7 @@ import LonglinkTestSupport
 
 /// The accepted publish result's hand-written encoder (`PublishResultEncoder`) against protobuf-c: the same bytes
 /// for every value, zero and maximal ones included, through both encoding entry points.
-@Suite("Publish result encoder conforms to protobuf-c")
+@Suite("Publish result encoder conforms to protobuf-c", .ownThreads)
 struct FastEncoderConformanceTests {
     static let fast = ProtobufFrameCodec()
     static let reference = ProtobufFrameCodec(fastPaths: false)

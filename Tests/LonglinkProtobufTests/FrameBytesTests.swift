@@ -1,8 +1,9 @@
 import Testing
 
 @testable import LonglinkProtobuf
+import LonglinkTestSupport
 
-@Suite("FrameBytes")
+@Suite("FrameBytes", .ownThreads)
 struct FrameBytesTests {
     /// The same bytes, count and capacity rule as the standard library's initializer, on both sides of the stack limit.
     @Test("builds the same array as [UInt8](unsafeUninitializedCapacity:), below, at and above the stack limit")

@@ -2,9 +2,10 @@ import Foundation
 import LonglinkCore
 import LonglinkProtobuf
 import Testing
+import LonglinkTestSupport
 
 /// Byte-exact frames produced by protoc from text format (see Fixtures/README.md).
-@Suite("Golden frames")
+@Suite("Golden frames", .ownThreads)
 struct GoldenFrameTests {
     enum Golden: Sendable {
         case server(ServerFrame)

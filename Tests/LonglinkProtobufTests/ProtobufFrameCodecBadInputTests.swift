@@ -1,8 +1,9 @@
 import LonglinkCore
 import LonglinkProtobuf
 import Testing
+import LonglinkTestSupport
 
-@Suite("ProtobufFrameCodec bad input")
+@Suite("ProtobufFrameCodec bad input", .ownThreads)
 struct ProtobufFrameCodecBadInputTests {
     let codec = ProtobufFrameCodec()
 

@@ -2,8 +2,9 @@ import LonglinkCore
 import Testing
 
 @testable import LonglinkProtobuf
+import LonglinkTestSupport
 
-@Suite("ProtobufFrameCodec round trips")
+@Suite("ProtobufFrameCodec round trips", .ownThreads)
 struct ProtobufFrameCodecTests {
     let codec = ProtobufFrameCodec()
 

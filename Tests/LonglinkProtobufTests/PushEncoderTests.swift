@@ -7,7 +7,7 @@ import LonglinkTestSupport
 /// The hand-written push encoder writes exactly the bytes protobuf-c packs for the same push: checked against the
 /// codec's own encoding for thousands of generated records that cover every field, both ways of sending a state,
 /// zero values (which proto3 leaves out), varint lengths at their boundaries and the strings the codec refuses.
-@Suite("PushEncoder")
+@Suite("PushEncoder", .ownThreads)
 struct PushEncoderTests {
     @Test("encodes every generated record to the same bytes as protobuf-c")
     func matchesProtobufC() throws {

@@ -2,8 +2,9 @@ import LonglinkCore
 import Testing
 
 @testable import LonglinkProtobuf
+import LonglinkTestSupport
 
-@Suite("Feature toggles on the wire")
+@Suite("Feature toggles on the wire", .ownThreads)
 struct ToggleFrameTests {
     let codec = ProtobufFrameCodec()
 

@@ -1,11 +1,12 @@
 import LonglinkCore
 import LonglinkProtobuf
 import Testing
+import LonglinkTestSupport
 
 /// Issue 14, item 5: a varint in a frame body longer than ten bytes or above 2^64 − 1 is a protocol error.
 /// protobuf-c refuses the long ones but keeps the low 64 bits of a ten-byte varint whose last byte is above 1
 /// (and the low 32 bits for a 32-bit field), so such a frame used to be accepted as another value.
-@Suite("ProtobufFrameCodec: varints in frame bodies are at most ten bytes and at most 2^64 − 1")
+@Suite("ProtobufFrameCodec: varints in frame bodies are at most ten bytes and at most 2^64 − 1", .ownThreads)
 struct VarintBoundsTests {
     let codec = ProtobufFrameCodec()
 

@@ -5,7 +5,7 @@ import LonglinkStores
 import LonglinkTestSupport
 import Testing
 
-@Suite("ShadowOrderStore")
+@Suite("ShadowOrderStore", .ownThreads)
 struct ShadowOrderStoreTests {
     @Test("two agreeing stores keep the contract and report nothing", arguments: OrderStoreContract.checks)
     func agreeing(_ check: OrderStoreContractCheck) throws {

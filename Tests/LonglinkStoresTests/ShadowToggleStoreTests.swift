@@ -4,7 +4,7 @@ import LonglinkStores
 import LonglinkTestSupport
 import Testing
 
-@Suite("ShadowToggleStore")
+@Suite("ShadowToggleStore", .ownThreads)
 struct ShadowToggleStoreTests {
     @Test("two agreeing stores keep the ToggleStore contract and report nothing", arguments: ToggleStoreContract.checks)
     func contract(_ check: ToggleStoreContractCheck) throws {

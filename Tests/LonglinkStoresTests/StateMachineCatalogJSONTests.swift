@@ -2,8 +2,9 @@ import Foundation
 import LonglinkCore
 import LonglinkStores
 import Testing
+import LonglinkTestSupport
 
-@Suite("StateMachineCatalog JSON")
+@Suite("StateMachineCatalog JSON", .ownThreads)
 struct StateMachineCatalogJSONTests {
     func temporaryFile(_ text: String) throws -> String {
         let path = FileManager.default.temporaryDirectory

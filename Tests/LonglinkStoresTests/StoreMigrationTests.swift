@@ -17,7 +17,7 @@ func populatedStore(orders: Int = 40, retention: StoreRetention = StoreRetention
     return store
 }
 
-@Suite("StoreMigration")
+@Suite("StoreMigration", .ownThreads)
 struct StoreMigrationTests {
     @Test("copies every order with its retained history, and verify finds nothing")
     func copyAndVerify() throws {

@@ -3,7 +3,7 @@ import LonglinkStores
 import LonglinkTestSupport
 import Testing
 
-@Suite("StoreSpecification")
+@Suite("StoreSpecification", .ownThreads)
 struct StoreSpecificationTests {
     @Test(
         "parses memory, sqlite and redis specifications",

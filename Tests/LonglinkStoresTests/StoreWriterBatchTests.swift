@@ -23,7 +23,7 @@ private final class BatchResults: Sendable {
     }
 }
 
-@Suite("StoreWriter batches (the gateway loop's publish path)")
+@Suite("StoreWriter batches (the gateway loop's publish path)", .ownThreads)
 struct StoreWriterBatchTests {
     @Test("applyOnCaller commits on the calling thread, after what was queued before, and returns results in order")
     func appliesOnCaller() throws {

@@ -25,7 +25,7 @@ private final class QueuedResults: Sendable {
     }
 }
 
-@Suite("StoreWriter queued requests")
+@Suite("StoreWriter queued requests", .ownThreads)
 struct StoreWriterQueuedTests {
     @Test("with commitsOnCaller, queued applies wait for commitQueued, then commit on the caller as one batch")
     func commitsOnCaller() throws {

@@ -20,7 +20,7 @@ func blockWriter(_ writer: StoreWriter) -> DispatchSemaphore {
     return gate
 }
 
-@Suite("StoreWriter")
+@Suite("StoreWriter", .ownThreads)
 struct StoreWriterTests {
     @Test("applies queued behind a busy writer are committed as one batch")
     func groupCommit() throws {
