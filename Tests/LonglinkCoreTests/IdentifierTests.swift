@@ -68,6 +68,7 @@ struct IdentifierTests {
             #expect(id == OrderID(text), "\(bytes)")
             #expect(id?.textHash == OrderID(text)?.textHash, "\(bytes)")
             #expect(line == BusinessLine(text), "\(bytes)")
+            #expect(line?.nameHash == BusinessLine(text)?.nameHash, "\(bytes)")
             if id != nil { valid += 1 }
         }
         #expect(valid > 100, "the generator should also make valid ids")

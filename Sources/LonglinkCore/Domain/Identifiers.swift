@@ -47,25 +47,35 @@ public struct OrderID: Hashable, Sendable, Comparable, CustomStringConvertible {
 /// A business line (taxi, express, premium, carpool, ...): its name selects the state machine orders follow.
 ///
 /// Valid names are 1–32 characters of lower-case letters, digits, `_` and `-`.
+///
+/// Like `OrderID`, a line carries a hash of its name computed once: the fan-out's route digests
+/// (`RouteKey.filterDigest`) take it per record instead of hashing the name.
 public struct BusinessLine: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The line's name as it appears in routes (`order://taxi/…`).
     public let name: String
+    /// `IdentifierHash` of the name (seeded per process; never persisted or sent).
+    let nameHash: UInt64
 
     /// Creates a line name, or returns nil when it is not valid.
     public init?(_ name: String) {
         guard Identifier.isValid(name, maxLength: 32, lowercaseOnly: true) else { return nil }
-        self.name = name
+        self.init(validated: name)
     }
 
     /// Creates a line name from its UTF-8 bytes, or returns nil when they are not a valid name: one pass checks the
     /// bytes and the text is made once (the built-in lines' names are not made at all: their values are shared).
     public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         guard Identifier.isValid(bytes, maxLength: 32, lowercaseOnly: true) else { return nil }
-        self = Self.builtIn(bytes) ?? BusinessLine(validated: Identifier.text(bytes))
+        self = Self.builtIn(bytes) ?? BusinessLine(name: Identifier.text(bytes), nameHash: IdentifierHash.hash(bytes))
     }
 
     /// A name already known to be valid (a part of a `Route`, which validated it).
-    init(validated name: String) { self.name = name }
+    init(validated name: String) { self.init(name: name, nameHash: IdentifierHash.hash(name)) }
+
+    private init(name: String, nameHash: UInt64) {
+        self.name = name
+        self.nameHash = nameHash
+    }
 
     /// The built-in line spelled `bytes`, if any: one word compared instead of a string made (the words are the
     /// names' bytes, little-endian: `IdentifierTests` checks them).
@@ -81,11 +91,11 @@ public struct BusinessLine: Hashable, Sendable, Comparable, CustomStringConverti
 
     public var description: String { name }
     public static func < (lhs: BusinessLine, rhs: BusinessLine) -> Bool { lhs.name < rhs.name }
-    /// Lengths first: two different small strings otherwise compare through the runtime's slow path.
+    /// Hashes first: two different small strings otherwise compare through the runtime's slow path.
     public static func == (lhs: BusinessLine, rhs: BusinessLine) -> Bool {
-        lhs.name.utf8.count == rhs.name.utf8.count && lhs.name == rhs.name
+        lhs.nameHash == rhs.nameHash && lhs.name == rhs.name
     }
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(nameHash) }
 
     /// Built-in lines.
     public static let taxi = BusinessLine("taxi")!

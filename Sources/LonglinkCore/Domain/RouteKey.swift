@@ -51,11 +51,38 @@ public struct RouteKey: Hashable, Sendable {
     /// The order id's hash alone: keys that differ only in line or kind are rare and told apart by `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(id.textHash) }
 
+    /// What a `Dictionary` keyed by route keys (each loop's hub, looked up once per pushed record) takes as the hash:
+    /// the order id's hash, already 64 well-mixed bits seeded per process, folded with the table's seed by a few
+    /// multiplies instead of a run of SipHash (`Hasher`), which cost as much as the rest of the lookup.
+    public func _rawHashValue(seed: Int) -> Int {
+        var mixed = id.textHash ^ UInt64(UInt(bitPattern: seed))
+        mixed = (mixed ^ (mixed >> 32)) &* 0xD6E8_FEB8_6659_FD93
+        mixed = (mixed ^ (mixed >> 32)) &* 0xD6E8_FEB8_6659_FD93
+        return Int(truncatingIfNeeded: mixed ^ (mixed >> 32))
+    }
+
     /// A 64-bit digest of the kind, the line and the id: equal keys have equal digests, and different keys share one
     /// only by a 64-bit collision. For tables that answer "may someone want this?" (a superset is fine there: the
     /// hub decides who gets a push) and must stay small: a digest takes 8 bytes where a key takes 56.
-    public var filterDigest: UInt64 {
-        var digest = id.textHash ^ (IdentifierHash.hash(line.name) &* 0x9E37_79B9_7F4A_7C15)
+    public var filterDigest: UInt64 { Self.digest(kind, lineHash: line.nameHash, idHash: id.textHash) }
+
+    /// The `filterDigest` of the route `record` is pushed on, read off the record's cell: no key is made, so no
+    /// string is retained and released (what the broker's and the loop masks' lookups take per record).
+    public static func filterDigest(of record: OrderChangeRecord) -> UInt64 {
+        let cell = record.cell
+        return digest(cell.value.kind, lineHash: cell.value.line.nameHash, idHash: cell.value.orderID.textHash)
+    }
+
+    /// The `filterDigest` of the line-wide route covering `record`'s (`order://taxi/*` for a record of
+    /// `order://taxi/8812`).
+    public static func lineWideFilterDigest(of record: OrderChangeRecord) -> UInt64 {
+        let cell = record.cell
+        return digest(cell.value.kind, lineHash: cell.value.line.nameHash, idHash: lineWideID.textHash)
+    }
+
+    @inline(__always)
+    private static func digest(_ kind: RouteKind, lineHash: UInt64, idHash: UInt64) -> UInt64 {
+        var digest = idHash ^ (lineHash &* 0x9E37_79B9_7F4A_7C15)
         if kind != .order { digest ^= kind.withUTF8 { IdentifierHash.hash($0) } &* 0xC2B2_AE3D_27D4_EB4F }
         return digest
     }

@@ -20,8 +20,9 @@ public final class LocalBroker: Broker {
         var lineRoutes = 0
         var running = false
 
-        func wants(_ key: RouteKey) -> Bool {
-            routes[key.filterDigest] != nil || (lineRoutes > 0 && routes[key.lineWide.filterDigest] != nil)
+        func wants(_ record: OrderChangeRecord) -> Bool {
+            routes[RouteKey.filterDigest(of: record)] != nil
+                || (lineRoutes > 0 && routes[RouteKey.lineWideFilterDigest(of: record)] != nil)
         }
     }
 
@@ -61,10 +62,9 @@ public final class LocalBroker: Broker {
     }
 
     public func publish(_ record: OrderChangeRecord) throws(BrokerError) {
-        let key = RouteKey(record)
         let handler: (any BrokerDelivery)? = try state.withLock { (state) throws(BrokerError) in
             guard state.running else { throw .notRunning }
-            return state.wants(key) ? state.handler : nil
+            return state.wants(record) ? state.handler : nil
         }
         handler?.brokerDidDeliver(record)
     }
@@ -79,10 +79,10 @@ public final class LocalBroker: Broker {
             guard let handler = state.handler, !state.routes.isEmpty else { return (nil, []) }
             // Most batches are wanted whole: copy only from the first record nobody wants.
             var index = 0
-            while index < records.count && state.wants(RouteKey(records[index])) { index += 1 }
+            while index < records.count && state.wants(records[index]) { index += 1 }
             if index == records.count { return (handler, records) }
             var wanted = Array(records[..<index])
-            for record in records[(index + 1)...] where state.wants(RouteKey(record)) { wanted.append(record) }
+            for record in records[(index + 1)...] where state.wants(record) { wanted.append(record) }
             return (handler, wanted)
         }
         guard let handler, !wanted.isEmpty else { return }

@@ -56,9 +56,8 @@ final class LoopRoutes: Sendable {
     func masks(for records: some Sequence<OrderChangeRecord>, into masks: inout [UInt64]) {
         state.withLock { state in
             for record in records {
-                let key = RouteKey(record)
-                var mask = state.masks[key.filterDigest] ?? 0
-                if state.lineWide > 0 { mask |= state.masks[key.lineWide.filterDigest] ?? 0 }
+                var mask = state.masks[RouteKey.filterDigest(of: record)] ?? 0
+                if state.lineWide > 0 { mask |= state.masks[RouteKey.lineWideFilterDigest(of: record)] ?? 0 }
                 masks.append(mask)
             }
         }
