@@ -16,7 +16,7 @@ struct RouteKeyTests {
     @Test("a record's digests, read off the record, are its route key's and its route's, line-wide too")
     func digestsOfRecords() throws {
         for line in Self.lines {
-            for id in ["8812", "a", "order-with-a-long-id-0123456789", "*x"] where OrderID(id) != nil {
+            for id in ["8812", "a", "order-with-a-long-id-0123456789"] {
                 for kind in [RouteKind.order, .config] {
                     let record = Self.record(id, line, kind: kind)
                     let key = RouteKey(record)
@@ -62,7 +62,7 @@ struct RouteKeyTests {
         #expect(table.count == keys.count)
         for key in keys { #expect(table[key] != nil) }
         #expect(table[RouteKey(Self.record("999999", .taxi))] == nil)
-        // Into a table of another size (another seed), in the first one's order: every key, in linear time.
+        // Into a table of another size (another seed), in the first one's order: every key.
         var copy: [RouteKey: Int] = [:]
         for (key, value) in table { copy[key] = value }
         #expect(copy == table)
