@@ -92,7 +92,7 @@ func runCLI(_ arguments: [String], environment: [String: String] = [:]) throws -
 /// `--timeout` (10 s; "fast" is a behaviour bound of 3 s here, far from both, not a performance figure).
 @Suite("client commands: failures that say what happened, fast (real gateway process, real TLS)", .serialized, .ownThreads)
 struct ClientFailureEndToEndTests {
-    static let certificates = try! TestCertificates()
+    static let certificates = try! TestCertificates.shared()
     /// Well under the 10 s timeout every case used to wait.
     static let fast: Duration = .seconds(3)
 

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("TLS contexts from certificate files", .ownThreads)
 struct TLSContextTests {
-    static let certificates = try! TestCertificates()
+    static let certificates = try! TestCertificates.shared()
 
     @Test("a server context loads a certificate chain and its key, and reloads")
     func loads() throws {

@@ -37,14 +37,22 @@ public final class TestCertificates: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
-    /// One set for the whole test process (made on first use, removed at exit), for suites that only need good
-    /// certificates many times over: generating them takes the `openssl` command about a second.
+    /// One set for the whole test process (made on first use, its directory removed at exit), for suites that only
+    /// need good certificates many times over: generating them takes the `openssl` command about a second. Keep
+    /// it in a `static let` rather than making a set of your own there: a static set is never deinitialised, so its
+    /// directory would stay behind in the temporary directory.
     public static func shared() throws -> TestCertificates {
         try sharedCertificates.withLock { state in
             if let certificates = state { return certificates }
             let certificates = try TestCertificates()
             state = certificates
-            atexit { sharedCertificates.withLock { $0 = nil } }
+            // The directory goes explicitly: suites keep the set in `static let`s, so it is never deinitialised.
+            atexit {
+                sharedCertificates.withLock { state in
+                    if let directory = state?.directory { try? FileManager.default.removeItem(atPath: directory) }
+                    state = nil
+                }
+            }
             return certificates
         }
     }

@@ -9,8 +9,9 @@ import LonglinkStores
 import LonglinkTestSupport
 import Synchronization
 
-/// Certificates shared by the suites of this target (made once, with the `openssl` command).
-let certificates = try! TestCertificates()
+/// Certificates shared by the suites of this target (the process-wide set: made once with the `openssl` command,
+/// removed at exit).
+let certificates = try! TestCertificates.shared()
 
 /// The token secret of every gateway in these tests.
 let testSecret = Array("longlink-security-tests-secret-0123456789".utf8)
