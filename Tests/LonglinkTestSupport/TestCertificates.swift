@@ -46,7 +46,6 @@ public final class TestCertificates: Sendable {
             if let certificates = state { return certificates }
             let certificates = try TestCertificates()
             state = certificates
-            // The directory goes explicitly: suites keep the set in `static let`s, so it is never deinitialised.
             atexit {
                 sharedCertificates.withLock { state in
                     if let directory = state?.directory { try? FileManager.default.removeItem(atPath: directory) }
