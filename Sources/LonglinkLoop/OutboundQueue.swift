@@ -262,6 +262,27 @@ public struct OutboundQueue: Sendable {
         }
     }
 
+    /// Copies the first unwritten bytes, at most `destination.count`, into `destination` without consuming them:
+    /// what a batched send (`SendRing`) sends, after which `consume(_:)` takes what the socket accepted. Returns
+    /// the number of bytes copied.
+    public func copyUnwritten(into destination: UnsafeMutableRawBufferPointer) -> Int {
+        guard let base = destination.baseAddress else { return 0 }
+        var copied = 0
+        var index = head
+        var skip = headOffset
+        while index < chunks.count && copied < destination.count {
+            copied += chunks.withBytes(of: index) { raw in
+                let count = Swift.min(raw.count - skip, destination.count - copied)
+                guard count > 0, let start = raw.baseAddress else { return 0 }
+                (base + copied).copyMemory(from: start + skip, byteCount: count)
+                return count
+            }
+            skip = 0
+            index += 1
+        }
+        return copied
+    }
+
     /// Sends the unwritten bytes of the first chunk alone (`send` with `MSG_NOSIGNAL`, as `gather`'s `sendmsg`).
     private func sendFirst(_ fd: CInt) -> (Int, CInt) {
         let skip = headOffset

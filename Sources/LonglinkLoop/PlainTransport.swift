@@ -78,6 +78,9 @@ public final class PlainTransport: Transport {
         }
     }
 
+    /// The socket, while open: its queued bytes go out as they are, so a loop may send them batched.
+    public var batchableSocket: CInt? { state == .open ? fd : nil }
+
     public func close() {
         guard state != .closed else { return }
         state = .closed

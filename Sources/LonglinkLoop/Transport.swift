@@ -35,6 +35,10 @@ public protocol Transport: AnyObject {
     /// For a TLS transport whose handshake finished: whether it resumed an earlier session (a ticket, no
     /// certificate exchange) rather than making a full handshake. nil for transports without TLS.
     var tlsSessionResumed: Bool? { get }
+    /// The socket a loop may send this transport's queued bytes to as they are, batched with other connections'
+    /// sends (`SendRing`): an open plain stream's. nil when the transport writes its bytes itself (TLS encrypts
+    /// them, WebSocket has its own) or is not open; such a connection's flush calls `write(_:)`.
+    var batchableSocket: CInt? { get }
 }
 
 /// Wraps encoded frames in the messages of a message-based transport (WebSocket binary messages). The queue of a
@@ -82,6 +86,8 @@ extension Transport {
     public var messageFramer: (any MessageFramer.Type)? { nil }
     /// No TLS.
     public var tlsSessionResumed: Bool? { nil }
+    /// The transport writes its own bytes.
+    public var batchableSocket: CInt? { nil }
 }
 
 extension TransportFactory {

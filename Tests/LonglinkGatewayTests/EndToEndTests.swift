@@ -172,9 +172,9 @@ struct EndToEndTests {
         #expect(!log.all.contains { $0.kind == .resync })
     }
 
-    @Test("a stalled reader is cut as slow while 100 other subscribers receive everything")
-    func stalledReaderIsCut() async throws {
-        let harness = try GatewayHarness(outboundLimit: 64 * 1024, socketSendBuffer: 32 * 1024)
+    @Test("a stalled reader is cut as slow while 100 other subscribers receive everything", arguments: FlushMode.allCases)
+    func stalledReaderIsCut(flush: FlushMode) async throws {
+        let harness = try GatewayHarness(outboundLimit: 64 * 1024, socketSendBuffer: 32 * 1024, flush: flush)
         defer { harness.stop() }
         let stalled = try RawPeer(port: harness.port, receiveBuffer: 4096)
         try stalled.handshake()
@@ -201,9 +201,12 @@ struct EndToEndTests {
         #expect(harness.running.gateway.counters.snapshot.connections == 100)
     }
 
-    @Test("a route's subscribers each get every record once while their list grows past and shrinks below its indexed size")
-    func subscriberListGrowsAndShrinks() async throws {
-        let harness = try GatewayHarness()
+    @Test(
+        "a route's subscribers each get every record once while their list grows past and shrinks below its indexed size",
+        arguments: FlushMode.allCases
+    )
+    func subscriberListGrowsAndShrinks(flush: FlushMode) async throws {
+        let harness = try GatewayHarness(flush: flush)
         defer { harness.stop() }
         var peers: [RawPeer] = []
         for _ in 0..<60 {
@@ -231,9 +234,37 @@ struct EndToEndTests {
         for peer in staying { #expect(try peer.next(timeout: .milliseconds(20), pushFrame) == nil) }
     }
 
-    @Test("under the coalesce policy a stalled reader keeps only the newest record, marked skipped")
-    func stalledReaderIsCoalesced() async throws {
-        let harness = try GatewayHarness(outboundLimit: 32 * 1024, slowPolicy: .coalesce, socketSendBuffer: 16 * 1024)
+    @Test("flush = ring writes many subscribers with one system call; flush = each uses no ring", arguments: FlushMode.allCases)
+    func flushModeSendsThroughTheRingOrNot(flush: FlushMode) async throws {
+        let harness = try GatewayHarness(loops: 1, flush: flush)
+        defer { harness.stop() }
+        var peers: [RawPeer] = []
+        for _ in 0..<50 {
+            let peer = try RawPeer(port: harness.port)
+            try peer.handshake()
+            _ = try peer.subscribe(route)
+            peers.append(peer)
+        }
+        let before = harness.running.gateway.counters.snapshot
+        for change in taxiChanges("8812", count: 3) { try await harness.apply(change) }
+        for peer in peers {
+            for offset in UInt64(1)...3 { #expect(try peer.next(pushFrame)?.record.position.offset == offset) }
+        }
+        let after = harness.running.gateway.counters.snapshot
+        let submissions = after.flushSubmissions - before.flushSubmissions
+        let sends = after.flushRingSends - before.flushRingSends
+        switch flush {
+        case .ring:
+            // 50 subscribers × 3 records, one loop: each record's pushes leave together, far fewer calls than writes.
+            #expect(sends >= 150 / 3 && submissions >= 1 && submissions * 10 <= sends, "\(submissions) submissions, \(sends) sends")
+        case .each:
+            #expect(submissions == 0 && sends == 0)
+        }
+    }
+
+    @Test("under the coalesce policy a stalled reader keeps only the newest record, marked skipped", arguments: FlushMode.allCases)
+    func stalledReaderIsCoalesced(flush: FlushMode) async throws {
+        let harness = try GatewayHarness(outboundLimit: 32 * 1024, slowPolicy: .coalesce, socketSendBuffer: 16 * 1024, flush: flush)
         defer { harness.stop() }
         let stalled = try RawPeer(port: harness.port, receiveBuffer: 4096)
         try stalled.handshake()

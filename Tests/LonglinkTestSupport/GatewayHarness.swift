@@ -32,6 +32,7 @@ public final class GatewayHarness {
         drainPeriod: Duration = .milliseconds(300),
         maxConnections: Int = 19_000,
         socketSendBuffer: Int? = nil,
+        flush: FlushMode = .ring,
         operations: Bool = false
     ) throws {
         let peer = PeerSettings(
@@ -52,7 +53,8 @@ public final class GatewayHarness {
                 outboundLimit: outboundLimit,
                 slowPolicy: slowPolicy,
                 drainPeriod: drainPeriod,
-                socketSendBuffer: socketSendBuffer
+                socketSendBuffer: socketSendBuffer,
+                flush: flush
             ),
             store: store,
             operationsListen: operations ? HostPort(host: "127.0.0.1", port: 0) : nil

@@ -81,4 +81,27 @@ int CLonglinkLinux_tgkill(int tid, int sig);
 /// Reads `ssi_signo` from a signalfd record (keeps Swift from depending on the struct's field order).
 static inline uint32_t CLonglinkLinux_signalfd_signo(const struct signalfd_siginfo *info) { return info->ssi_signo; }
 
+// MARK: Send ring (io_uring, raw system calls: Debian 12 has no liburing to link).
+
+/// One io_uring used for one job: the loop's before-sleep flush queues one non-blocking send per connection
+/// (`MSG_DONTWAIT | MSG_NOSIGNAL`: a full socket answers -EAGAIN, it is never waited on in the background) and
+/// submits them all with one `io_uring_enter`, which returns once every send has its result. Owned by one thread.
+typedef struct CLonglinkLinux_SendRing CLonglinkLinux_SendRing;
+/// A ring of `entries` sends (rounded up to a power of two by the kernel), or NULL with `*error` set (ENOSYS when
+/// the kernel lacks io_uring or a feature it needs; EPERM when io_uring is disabled for this process).
+CLonglinkLinux_SendRing *CLonglinkLinux_sendRingCreate(unsigned entries, int *error);
+/// Closes the ring and frees it.
+void CLonglinkLinux_sendRingDestroy(CLonglinkLinux_SendRing *ring);
+/// The most sends one submission takes.
+unsigned CLonglinkLinux_sendRingCapacity(const CLonglinkLinux_SendRing *ring);
+/// Sends queued since the last submission.
+unsigned CLonglinkLinux_sendRingQueued(const CLonglinkLinux_SendRing *ring);
+/// Queues a send of `length` bytes at `bytes` to `fd`: its index in the next submission's results, or -1 when the
+/// ring is full. The bytes must stay in place until `CLonglinkLinux_sendRingSubmit` returns.
+int CLonglinkLinux_sendRingQueue(CLonglinkLinux_SendRing *ring, int fd, const void *bytes, unsigned length);
+/// Submits the queued sends and waits for all of them: `results[i]` is send i's byte count or -errno. Returns the
+/// number of sends, or -errno when the ring itself failed (then the sends without a result read -ECANCELED: how
+/// much of them left is unknown).
+int CLonglinkLinux_sendRingSubmit(CLonglinkLinux_SendRing *ring, int32_t *results);
+
 #endif // defined(__linux__)

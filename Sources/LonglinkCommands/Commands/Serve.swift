@@ -148,7 +148,8 @@ extension RunningGateway {
             slowPolicy: configuration.slowPolicy == .coalesce ? .coalesce : .disconnect,
             drainPeriod: configuration.drainPeriod,
             additionalListeners: configuration.security.listeners(security) + webSocket.listeners,
-            admission: configuration.security.admission
+            admission: configuration.security.admission,
+            flush: configuration.flush
         )
         let running = try start(
             gateway: gatewayConfiguration,

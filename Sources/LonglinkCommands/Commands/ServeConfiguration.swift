@@ -1,5 +1,6 @@
 public import LonglinkCore
 public import LonglinkServer
+public import enum LonglinkGateway.FlushMode
 
 /// The validated, typed form of the serve options: every value checked once at start, so a typo is a clear
 /// error before anything listens.
@@ -36,6 +37,8 @@ public struct ServeConfiguration: Sendable {
     public var outboundLimit: Int
     /// What happens past the outbound limit.
     public var slowPolicy: SlowConsumerPolicy
+    /// How loops send pending bytes: one io_uring submission per iteration, or one send per connection.
+    public var flush: FlushMode
     /// Server ping interval.
     public var pingInterval: Duration
     /// The ping intervals a client may ask for (smart heartbeat); nil when the interval is fixed.
@@ -89,6 +92,11 @@ public struct ServeConfiguration: Sendable {
             throw CommandLineError("--slow-policy must be 'disconnect' or 'coalesce', got '\(policyText)'")
         }
         slowPolicy = policy
+        let flushText = try options.required("flush")
+        guard let flushMode = FlushMode(rawValue: flushText) else {
+            throw CommandLineError("--flush must be 'ring' or 'each', got '\(flushText)'")
+        }
+        flush = flushMode
         pingInterval = try options.duration("ping-interval") ?? .seconds(25)
         pongTimeout = try options.duration("pong-timeout") ?? .seconds(10)
         pingIntervalBounds = try Self.pingIntervalBounds(options, pingInterval: pingInterval)

@@ -38,6 +38,10 @@ public enum ServeOptions {
         OptionSpec("max-frame-size", default: "64KiB", valueName: "BYTES", help: "largest inbound frame"),
         OptionSpec("outbound-limit", default: "1MiB", valueName: "BYTES", help: "queued bytes per connection before the slow policy applies"),
         OptionSpec("slow-policy", default: "disconnect", valueName: "POLICY", help: "disconnect | coalesce, for readers over the outbound limit"),
+        OptionSpec(
+            "flush", default: "ring", valueName: "MODE",
+            help: "ring: each loop sends every pending connection with one io_uring system call | each: one send per connection"
+        ),
         OptionSpec("ping-interval", default: "25s", valueName: "DURATION", help: "server ping interval for clients that ask for none"),
         OptionSpec(
             "min-ping-interval", valueName: "DURATION",

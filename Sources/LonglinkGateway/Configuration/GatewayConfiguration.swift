@@ -41,6 +41,9 @@ public struct GatewayConfiguration: Sendable {
     /// `SO_SNDBUF` for accepted sockets; nil keeps the kernel's auto-tuning. A small value makes the outbound
     /// limit (and so the slow-consumer policy) bite sooner, at the cost of throughput to fast readers.
     public var socketSendBuffer: Int?
+    /// How each loop sends its connections' pending bytes before it sleeps: through a send ring, one system call
+    /// for all of them (the default), or one `send` per connection.
+    public var flush: FlushMode
 
     public init(
         host: String = "127.0.0.1",
@@ -55,8 +58,10 @@ public struct GatewayConfiguration: Sendable {
         socketSendBuffer: Int? = nil,
         transport: any TransportFactory = PlainTransportFactory(),
         additionalListeners: [GatewayListener] = [],
-        admission: AdmissionLimits = .unlimited
+        admission: AdmissionLimits = .unlimited,
+        flush: FlushMode = .ring
     ) {
+        self.flush = flush
         self.transport = transport
         self.additionalListeners = additionalListeners
         self.admission = admission

@@ -1,3 +1,4 @@
+import Glibc
 import LonglinkCore
 import LonglinkLoop
 import Synchronization
@@ -435,6 +436,35 @@ final class Connection: SelectorHandler {
             // The stall check reads it only while reads are paused (and pausing sets it).
             if readsPaused && outbound.queuedBytes < before { lastDrainMillis = owner.nowMillis }
         }
+        afterFlush(owner: owner)
+    }
+
+    /// The socket the loop's send ring may send this connection's pending bytes to (see `LoopGateway+Flush`):
+    /// nil when closed, when nothing is queued, or when its transport writes its own bytes.
+    var batchableSocket: CInt? {
+        guard !isClosed, !outbound.isEmpty else { return nil }
+        return transport.batchableSocket
+    }
+
+    /// Ends a flush whose bytes the loop's send ring sent: `sent` is what the socket took of the front of the
+    /// queue, or the negated errno (`EAGAIN`: the socket is full, the bytes stay queued and `.write` readiness is
+    /// asked for, as after a short write; anything else closes the connection, as a failed `write` does).
+    func finishFlush(sent: Int32, owner: LoopGateway) {
+        flushScheduled = false
+        guard !isClosed else { return }
+        if sent >= 0 {
+            let before = outbound.queuedBytes
+            outbound.consume(Int(sent))
+            if readsPaused && outbound.queuedBytes < before { lastDrainMillis = owner.nowMillis }
+        } else if sent != -EAGAIN && sent != -EWOULDBLOCK && sent != -EINTR {
+            close(reason: "write failed: \(IOError(errno: -sent, function: "send"))")
+            return
+        }
+        afterFlush(owner: owner)
+    }
+
+    /// After bytes were written: what an emptied (or still full) queue means for the connection.
+    private func afterFlush(owner: LoopGateway) {
         if outbound.isEmpty {
             if !coalesced.isEmpty { releaseCoalesced() }
             if closeAfterFlush && outbound.isEmpty {

@@ -15,6 +15,9 @@ public final class GatewayCounters: Sendable {
     let pushes = Atomic<Int>(0)
     /// Bytes of push frames queued.
     let pushedBytes = Atomic<Int>(0)
+    /// Send-ring submissions (one `io_uring_enter` each) and the sends they carried (`flush = ring`).
+    let flushSubmissions = Atomic<Int>(0)
+    let flushRingSends = Atomic<Int>(0)
     /// Publishes the Store accepted (from clients and the admin API).(from clients and the admin API).
     let publishesApplied = Atomic<Int>(0)
     /// Publishes refused (illegal transition, unknown order, ...).
@@ -170,6 +173,8 @@ public final class GatewayCounters: Sendable {
             subscriptions: subscriptions.load(ordering: .relaxed),
             pushes: pushes.load(ordering: .relaxed),
             pushedBytes: pushedBytes.load(ordering: .relaxed),
+            flushSubmissions: flushSubmissions.load(ordering: .relaxed),
+            flushRingSends: flushRingSends.load(ordering: .relaxed),
             publishesApplied: publishesApplied.load(ordering: .relaxed),
             publishesRefused: publishesRefused.load(ordering: .relaxed),
             slowDisconnects: slowDisconnects.load(ordering: .relaxed),
@@ -203,6 +208,10 @@ public struct GatewayStats: Sendable, Hashable {
     public var pushes: Int
     /// Push bytes queued.
     public var pushedBytes: Int
+    /// Send-ring submissions: one system call each, for every connection the flush gathered (`flush = ring`).
+    public var flushSubmissions: Int
+    /// Sends those submissions carried: `flushRingSends / flushSubmissions` connections written per system call.
+    public var flushRingSends: Int
     /// Publishes accepted by the Store.
     public var publishesApplied: Int
     /// Publishes refused.

@@ -23,6 +23,11 @@ final class LoopGateway {
     private var pendingFlush: [Connection] = []
     /// The batch `flushPending` works on (swapped with `pendingFlush`, capacity reused).
     private var flushBatch: [Connection] = []
+    /// The flush's send ring (`flush = ring`), nil when each connection sends by itself (`flush = each`, or no
+    /// io_uring here); see `LoopGateway+Flush`.
+    let sendRing: SendRing?
+    /// For the connections of the flush batch gathered into the ring: their send's index, or -1 (flushed alone).
+    var stagedSends: [Int] = []
     /// Inbound storage no connection holds: a connection borrows it to read and gives it back once its frames
     /// are processed (it keeps it only while holding a partial frame).
     var spareInbound = ByteBuffer()
@@ -97,6 +102,7 @@ final class LoopGateway {
         self.readBudget = shared.configuration.readBudget
         self.handshakesPerIteration = max(1, shared.configuration.admission.handshakesPerIteration)
         self.handshakeTokens = handshakesPerIteration
+        self.sendRing = Self.makeSendRing(shared.configuration.flush, loop: context.eventLoop.id, logger: shared.logger)
         // Before anything can fail: a loop whose listeners could not all be made keeps the gateway it has.
         bound.bind(self, on: context)
         // One call through the `unowned` reference (each access costs a strong retain and release).
@@ -238,14 +244,19 @@ final class LoopGateway {
         pendingFlush.append(connection)
     }
 
-    /// Before sleeping: write every connection that queued bytes this iteration (one writev each).
+    /// Before sleeping: write every connection that queued bytes this iteration: through the send ring (one
+    /// system call for all of them), or one `send`/`sendmsg` each.
     private func flushPending() {
         guard !pendingFlush.isEmpty else { return }
         // Swapped, not copied: copying and then emptying `pendingFlush` with its capacity kept allocated a new
         // array as big as the old (80 KB at 10,000 connections) on every flush, and freeing the old one made glibc
         // consolidate its free lists.
         swap(&pendingFlush, &flushBatch)
-        for connection in flushBatch { connection.flush(owner: self) }
+        if let sendRing {
+            flush(flushBatch, through: sendRing)
+        } else {
+            for connection in flushBatch { connection.flush(owner: self) }
+        }
         flushBatch.removeAllKeepingStorage()
     }
 

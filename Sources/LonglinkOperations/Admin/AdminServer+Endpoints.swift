@@ -253,6 +253,8 @@ extension AdminServer {
             ("subscriptions", .int(Int64(stats.subscriptions))),
             ("pushes", .int(Int64(stats.pushes))),
             ("pushed_bytes", .int(Int64(stats.pushedBytes))),
+            ("flush_submissions", .int(Int64(stats.flushSubmissions))),
+            ("flush_ring_sends", .int(Int64(stats.flushRingSends))),
             ("publishes_applied", .int(Int64(stats.publishesApplied))),
             ("publishes_refused", .int(Int64(stats.publishesRefused))),
             ("slow_disconnects", .int(Int64(stats.slowDisconnects))),

@@ -67,6 +67,16 @@ public enum GatewayMetrics {
         out.gauge("longlink_subscriptions", help: "Active subscriptions over all connections.", Double(stats.subscriptions))
         out.counter("longlink_pushes_total", help: "Push frames queued to subscribers.", stats.pushes)
         out.counter("longlink_pushed_bytes_total", help: "Bytes of push frames queued to subscribers.", stats.pushedBytes)
+        out.counter(
+            "longlink_flush_submissions_total",
+            help: "Send-ring submissions (one io_uring_enter each) of the loops' before-sleep flushes.",
+            stats.flushSubmissions
+        )
+        out.counter(
+            "longlink_flush_ring_sends_total",
+            help: "Connection writes carried by send-ring submissions (writes per system call: this over submissions).",
+            stats.flushRingSends
+        )
         out.counter("longlink_publishes_applied_total", help: "Publishes (clients and admin API) the Store accepted.", stats.publishesApplied)
         let refusals = counters.publishesRefusedByCode.sorted { $0.key.rawValue < $1.key.rawValue }
         out.family(
