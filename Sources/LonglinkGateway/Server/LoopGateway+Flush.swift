@@ -27,8 +27,17 @@ extension LoopGateway {
             var staged = 0
             while end < batch.count {
                 let connection = batch[end]
+                // Flushed since it was listed (a write-readiness event writes at once), or listed a second time
+                // after that: its bytes are written or already staged, and staging them again would send them
+                // twice.
+                guard connection.flushScheduled else {
+                    stagedSends.append(-1)
+                    end += 1
+                    continue
+                }
                 if let fd = connection.batchableSocket, ring.accepts(connection.outbound) {
                     if let send = ring.stage(connection.outbound, to: fd) {
+                        connection.flushScheduled = false
                         stagedSends.append(send)
                         staged += 1
                     } else if staged > 0 {
