@@ -32,8 +32,9 @@ final class Connection: SelectorHandler {
     private var registrationGeneration: UInt32 = 0
     /// Waiting for the next iteration's handshake budget (registered with no interest meanwhile).
     var handshakeDeferred = false
-    /// Whether the connection is in the loop's pending-flush list.
-    var flushScheduled = false
+    /// Whether the connection is in the loop's pending-flush list, and whether its bytes are staged in the loop's
+    /// send ring and not sent yet (one byte for both).
+    private var flushMarks: FlushMarks = []
     /// Close once the outbound queue is flushed (a disconnect frame is queued).
     private var closeAfterFlush = false
     private(set) var isClosed = false
@@ -56,6 +57,22 @@ final class Connection: SelectorHandler {
     /// Monotonic ms when the peer last took bytes from the queue, or when reads paused (the stall check).
     var lastDrainMillis: UInt64 = 0
     var outbound = OutboundQueue()
+    /// Whether the connection is in the loop's pending-flush list.
+    var flushScheduled: Bool {
+        get { flushMarks.contains(.scheduled) }
+        set { if newValue { flushMarks.insert(.scheduled) } else { flushMarks.remove(.scheduled) } }
+    }
+    /// Whether the loop's send ring holds a copy of this connection's first bytes that it has not sent yet: they
+    /// must not be staged a second time before `finishFlush` consumes what was sent.
+    var flushStaged: Bool {
+        get { flushMarks.contains(.staged) }
+        set { if newValue { flushMarks.insert(.staged) } else { flushMarks.remove(.staged) } }
+    }
+    private struct FlushMarks: OptionSet {
+        let rawValue: UInt8
+        static let scheduled = FlushMarks(rawValue: 1)
+        static let staged = FlushMarks(rawValue: 2)
+    }
     /// The loop registration, nil while not registered.
     var registration: RegistrationID? {
         get { registrationGeneration == 0 ? nil : RegistrationID(fd: transport.fd, generation: registrationGeneration) }
@@ -424,7 +441,8 @@ final class Connection: SelectorHandler {
     /// connection: see `deliver`).
     func flush(owner: LoopGateway) {
         flushScheduled = false
-        guard !isClosed else { return }
+        // Its first bytes are staged in the loop's send ring: writing them here too would send them twice.
+        guard !isClosed, !flushStaged else { return }
         if !outbound.isEmpty {
             let before = outbound.queuedBytes
             do {
@@ -446,17 +464,23 @@ final class Connection: SelectorHandler {
         return transport.batchableSocket
     }
 
-    /// Ends a flush whose bytes the loop's send ring sent: `sent` is what the socket took of the front of the
-    /// queue, or the negated errno (`EAGAIN`: the socket is full, the bytes stay queued and `.write` readiness is
-    /// asked for, as after a short write; anything else closes the connection, as a failed `write` does).
+    /// Takes from the queue what the loop's send ring sent of its front (`sent`: bytes, or the negated errno),
+    /// and nothing else: the first half of ending a ring flush, done for every connection of a submission before
+    /// any of them runs what follows a write (`finishFlush`), which may queue bytes for the others or cut them.
+    func consumeSent(_ sent: Int32, nowMillis: UInt64) {
+        flushStaged = false
+        guard !isClosed, sent > 0 else { return }
+        outbound.consume(Int(sent))
+        // The stall check reads it only while reads are paused (and pausing sets it).
+        if readsPaused { lastDrainMillis = nowMillis }
+    }
+
+    /// The second half of ending a ring flush (after `consumeSent`): `sent` was the send's result. `EAGAIN`: the
+    /// socket is full, the bytes stay queued and `.write` readiness is asked for, as after a short write; any other
+    /// error closes the connection, as a failed `write` does.
     func finishFlush(sent: Int32, owner: LoopGateway) {
-        flushScheduled = false
         guard !isClosed else { return }
-        if sent >= 0 {
-            let before = outbound.queuedBytes
-            outbound.consume(Int(sent))
-            if readsPaused && outbound.queuedBytes < before { lastDrainMillis = owner.nowMillis }
-        } else if sent != -EAGAIN && sent != -EWOULDBLOCK && sent != -EINTR {
+        if sent < 0 && sent != -EAGAIN && sent != -EWOULDBLOCK && sent != -EINTR {
             close(reason: "write failed: \(IOError(errno: -sent, function: "send"))")
             return
         }
