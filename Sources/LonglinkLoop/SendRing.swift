@@ -46,13 +46,14 @@ public final class SendRing {
     /// Sends queued for the next submission.
     public var queued: Int { Int(CLonglinkLinux_sendRingQueued(ring)) }
 
-    /// Whether `queue` (non-empty) may be sent through the ring: it holds at most `stagingLimitPerSend` bytes.
+    /// Whether a queue of `queuedBytes` may be sent through the ring: at most `stagingLimitPerSend` bytes.
     @inline(__always)
-    public func accepts(_ queue: OutboundQueue) -> Bool { queue.queuedBytes <= stagingLimitPerSend }
+    public func accepts(queuedBytes: Int) -> Bool { queuedBytes <= stagingLimitPerSend }
 
     /// Copies `queue`'s unwritten bytes into staging memory and queues their send to `fd`: the send's index in the
     /// next submission's results, or nil when the ring or its staging memory is full (submit, then try again).
-    public func stage(_ queue: OutboundQueue, to fd: CInt) -> Int? {
+    /// (`inout` only so the queue is read where it lies, not copied: it is not changed.)
+    public func stage(_ queue: inout OutboundQueue, to fd: CInt) -> Int? {
         let count = queue.queuedBytes
         guard count > 0, stagingUsed + count <= staging.count, queued < capacity else { return nil }
         let destination = UnsafeMutableRawBufferPointer(rebasing: staging[stagingUsed..<(stagingUsed + count)])
@@ -89,9 +90,9 @@ public final class SendRing {
     /// Nothing is ever queued.
     public var queued: Int { 0 }
     /// Never.
-    public func accepts(_ queue: OutboundQueue) -> Bool { false }
+    public func accepts(queuedBytes: Int) -> Bool { false }
     /// Never queues.
-    public func stage(_ queue: OutboundQueue, to fd: CInt) -> Int? { nil }
+    public func stage(_ queue: inout OutboundQueue, to fd: CInt) -> Int? { nil }
     /// Nothing to submit.
     @discardableResult
     public func submit() -> IOError? { nil }

@@ -43,8 +43,9 @@ import Testing
         }
         var sends: [Int] = []
         for index in queues.indices {
-            #expect(ring.accepts(queues[index]))
-            sends.append(try #require(ring.stage(queues[index], to: pairs[index].server)))
+            #expect(ring.accepts(queuedBytes: queues[index].queuedBytes))
+            let send = ring.stage(&queues[index], to: pairs[index].server)
+            sends.append(try #require(send))
         }
         #expect(ring.queued == 40)
         #expect(ring.submit() == nil)
@@ -72,14 +73,16 @@ import Testing
         }
         var queue = OutboundQueue()
         queue.append(bytes(3000, seed: 5))
-        let first = try #require(ring.stage(queue, to: pair.server))
+        let staged = ring.stage(&queue, to: pair.server)
+        let first = try #require(staged)
         #expect(ring.submit() == nil)
         // Not left waiting in the kernel: the result is there when submit returns.
         #expect(ring.result(of: first) == -EAGAIN)
         #expect(queue.queuedBytes == 3000)
         // Once the reader drains, the same bytes go out whole.
         #expect(receive(pair.client, count: filled).count == filled)
-        let again = try #require(ring.stage(queue, to: pair.server))
+        let restaged = ring.stage(&queue, to: pair.server)
+        let again = try #require(restaged)
         #expect(ring.submit() == nil)
         #expect(ring.result(of: again) == 3000)
         #expect(receive(pair.client, count: 3000) == bytes(3000, seed: 5))
@@ -98,7 +101,8 @@ import Testing
         queue.append(bytes(100, seed: 1))
         var results: [Int32] = []
         for _ in 0..<3 {
-            _ = try #require(ring.stage(queue, to: pair.server))
+            let staged = ring.stage(&queue, to: pair.server)
+            #expect(staged == 0)
             #expect(ring.submit() == nil)
             results.append(ring.result(of: 0))
         }
@@ -111,19 +115,24 @@ import Testing
         defer { Socket.close(pair.client); Socket.close(pair.server) }
         var big = OutboundQueue()
         big.append(bytes(700, seed: 2))
-        #expect(!ring.accepts(big))
+        #expect(!ring.accepts(queuedBytes: big.queuedBytes))
         var small = OutboundQueue()
         small.append(bytes(400, seed: 3))
-        #expect(ring.stage(small, to: pair.server) == 0)
-        #expect(ring.stage(small, to: pair.server) == 1)
+        let stagedFirst = ring.stage(&small, to: pair.server)
+        let stagedSecond = ring.stage(&small, to: pair.server)
         // 800 of 1,000 staging bytes used: a third 400-byte queue does not fit.
-        #expect(ring.stage(small, to: pair.server) == nil)
+        let stagedThird = ring.stage(&small, to: pair.server)
+        #expect(stagedFirst == 0 && stagedSecond == 1 && stagedThird == nil)
         #expect(ring.submit() == nil)
         #expect(ring.result(of: 0) == 400 && ring.result(of: 1) == 400)
         var tiny = OutboundQueue()
         tiny.append([1])
-        for expected in 0..<ring.capacity { #expect(ring.stage(tiny, to: pair.server) == expected) }
-        #expect(ring.stage(tiny, to: pair.server) == nil)
+        for expected in 0..<ring.capacity {
+            let index = ring.stage(&tiny, to: pair.server)
+            #expect(index == expected)
+        }
+        let beyond = ring.stage(&tiny, to: pair.server)
+        #expect(beyond == nil)
         #expect(ring.submit() == nil)
         #expect(receive(pair.client, count: 800 + ring.capacity).count == 800 + ring.capacity)
     }
@@ -132,6 +141,8 @@ import Testing
         let ring = try SendRing()
         #expect(ring.submit() == nil)
         #expect(ring.queued == 0)
-        #expect(ring.stage(OutboundQueue(), to: 0) == nil)
+        var empty = OutboundQueue()
+        let staged = ring.stage(&empty, to: 0)
+        #expect(staged == nil)
     }
 }

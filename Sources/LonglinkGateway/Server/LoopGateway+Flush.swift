@@ -39,8 +39,8 @@ extension LoopGateway {
                     end += 1
                     continue
                 }
-                if let fd = connection.batchableSocket, ring.accepts(connection.outbound) {
-                    if let send = ring.stage(connection.outbound, to: fd) {
+                if let fd = connection.batchableSocket, ring.accepts(queuedBytes: connection.outbound.queuedBytes) {
+                    if let send = ring.stage(&connection.outbound, to: fd) {
                         connection.flushScheduled = false
                         connection.flushStaged = true
                         stagedSends.append(send)
