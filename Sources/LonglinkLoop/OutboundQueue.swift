@@ -133,6 +133,11 @@ public struct OutboundQueue: Sendable {
     /// Marks `count` bytes from the front as written (for transports that write by other means, e.g. TLS).
     public mutating func consume(_ count: Int) {
         precondition(count >= 0 && count <= queuedBytes, "consumed \(count) of \(queuedBytes) queued bytes")
+        // Everything written (the usual case): empty the queue without walking its chunks.
+        if count == queuedBytes && count > 0 {
+            emptied()
+            return
+        }
         queuedBytes -= count
         var remaining = count
         while remaining > 0 {

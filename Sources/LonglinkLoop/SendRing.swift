@@ -55,9 +55,10 @@ public final class SendRing {
     /// (`inout` only so the queue is read where it lies, not copied: it is not changed.)
     public func stage(_ queue: inout OutboundQueue, to fd: CInt) -> Int? {
         let count = queue.queuedBytes
-        guard count > 0, stagingUsed + count <= staging.count, queued < capacity else { return nil }
-        let destination = UnsafeMutableRawBufferPointer(rebasing: staging[stagingUsed..<(stagingUsed + count)])
+        guard count > 0, count <= staging.count - stagingUsed, let base = staging.baseAddress else { return nil }
+        let destination = UnsafeMutableRawBufferPointer(start: base + stagingUsed, count: count)
         let copied = queue.copyUnwritten(into: destination)
+        // -1: the ring holds `capacity` sends already.
         let index = CLonglinkLinux_sendRingQueue(ring, fd, destination.baseAddress, UInt32(copied))
         guard index >= 0 else { return nil }
         stagingUsed += copied
