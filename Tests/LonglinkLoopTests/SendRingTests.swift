@@ -137,6 +137,23 @@ import Testing
         #expect(receive(pair.client, count: 800 + ring.capacity).count == 800 + ring.capacity)
     }
 
+    @Test func copyUnwrittenTakesTheFrontWithoutConsumingIt() {
+        var queue = OutboundQueue()
+        queue.append([1, 2, 3, 4])
+        queue.appendReply([5, 6])
+        queue.append([7, 8, 9])
+        queue.consume(1)
+        var small = [UInt8](repeating: 0, count: 4)
+        let copied = small.withUnsafeMutableBytes { queue.copyUnwritten(into: $0) }
+        #expect(copied == 4 && small == [2, 3, 4, 5])
+        var all = [UInt8](repeating: 0, count: 16)
+        let copiedAll = all.withUnsafeMutableBytes { queue.copyUnwritten(into: $0) }
+        #expect(copiedAll == 8 && Array(all[0..<8]) == [2, 3, 4, 5, 6, 7, 8, 9])
+        #expect(queue.queuedBytes == 8)
+        queue.consume(8)
+        #expect(queue.isEmpty)
+    }
+
     @Test func anEmptySubmissionIsNothing() throws {
         let ring = try SendRing()
         #expect(ring.submit() == nil)

@@ -26,7 +26,8 @@ final class LoopGateway {
     /// The flush's send ring (`flush = ring`), nil when each connection sends by itself (`flush = each`, or no
     /// io_uring here); see `LoopGateway+Flush`.
     let sendRing: SendRing?
-    /// For the connections of the flush batch gathered into the ring: their send's index, or -1 (flushed alone).
+    /// For each connection of a send-ring round (see `LoopGateway+Flush`): its send's index in the submission, or
+    /// a negative mark (skipped, or writes by itself).
     var stagedSends: [Int] = []
     /// Inbound storage no connection holds: a connection borrows it to read and gives it back once its frames
     /// are processed (it keeps it only while holding a partial frame).
