@@ -63,7 +63,7 @@ final class Connection: SelectorHandler {
         set { if newValue { flushMarks.insert(.scheduled) } else { flushMarks.remove(.scheduled) } }
     }
     /// Whether the loop's send ring holds a copy of this connection's first bytes that it has not sent yet: they
-    /// must not be staged a second time before `finishFlush` consumes what was sent.
+    /// must not be staged a second time, nor written directly, before `consumeSent` takes what was sent.
     var flushStaged: Bool {
         get { flushMarks.contains(.staged) }
         set { if newValue { flushMarks.insert(.staged) } else { flushMarks.remove(.staged) } }
