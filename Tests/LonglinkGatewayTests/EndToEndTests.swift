@@ -30,6 +30,16 @@ final class ChangeLog: ContentObserver {
 struct EndToEndTests {
     let route = Route.order(.taxi, OrderID("8812")!)
 
+    /// `count` raw peers of `harness`, each connected and subscribed to `route`.
+    private func subscribedPeers(_ count: Int, _ harness: GatewayHarness) throws -> [RawPeer] {
+        try (0..<count).map { _ in
+            let peer = try RawPeer(port: harness.port)
+            try peer.handshake()
+            _ = try peer.subscribe(route)
+            return peer
+        }
+    }
+
     @Test("subscribe, publish, receive through a delegate, a block and an async sequence", arguments: SelectorBackend.allCases)
     func threeObserverStyles(backend: SelectorBackend) async throws {
         let harness = try GatewayHarness()
@@ -179,13 +189,7 @@ struct EndToEndTests {
         let stalled = try RawPeer(port: harness.port, receiveBuffer: 4096)
         try stalled.handshake()
         _ = try stalled.subscribe(route)
-        var others: [RawPeer] = []
-        for _ in 0..<100 {
-            let peer = try RawPeer(port: harness.port)
-            try peer.handshake()
-            _ = try peer.subscribe(route)
-            others.append(peer)
-        }
+        let others = try subscribedPeers(100, harness)
         let payload = [UInt8](repeating: 0x5A, count: 8 * 1024)
         var changes = taxiChanges("8812", count: 80)
         for index in changes.indices { changes[index].fields.payload = payload }
@@ -210,13 +214,7 @@ struct EndToEndTests {
     func subscriberListGrowsAndShrinks(flush: FlushMode) async throws {
         let harness = try GatewayHarness(flush: flush)
         defer { harness.stop() }
-        var peers: [RawPeer] = []
-        for _ in 0..<60 {
-            let peer = try RawPeer(port: harness.port)
-            try peer.handshake()
-            _ = try peer.subscribe(route)
-            peers.append(peer)
-        }
+        let peers = try subscribedPeers(60, harness)
         // Leave in an order unlike the joins, down to a few per loop (the hub drops its positions there).
         let leaving = peers.indices.filter { $0 % 10 != 3 }
         for index in leaving.reversed() { peers[index].close() }
@@ -225,12 +223,7 @@ struct EndToEndTests {
         let changes = taxiChanges("8812", count: 2)
         try await harness.apply(changes[0])
         for peer in staying { #expect(try peer.next(pushFrame)?.record.position.offset == 1) }
-        for _ in 0..<40 {
-            let peer = try RawPeer(port: harness.port)
-            try peer.handshake()
-            _ = try peer.subscribe(route)
-            staying.append(peer)
-        }
+        staying += try subscribedPeers(40, harness)
         try await harness.apply(changes[1])
         for peer in staying { #expect(try peer.next(pushFrame)?.record.position.offset == 2) }
         for peer in staying { #expect(try peer.next(timeout: .milliseconds(20), pushFrame) == nil) }
@@ -240,14 +233,9 @@ struct EndToEndTests {
     func flushModeSendsThroughTheRingOrNot(flush: FlushMode) async throws {
         let harness = try GatewayHarness(loops: 1, flush: flush)
         defer { harness.stop() }
-        var peers: [RawPeer] = []
-        for _ in 0..<50 {
-            let peer = try RawPeer(port: harness.port)
-            try peer.handshake()
-            _ = try peer.subscribe(route)
-            peers.append(peer)
-        }
+        let peers = try subscribedPeers(50, harness)
         let before = harness.running.gateway.counters.snapshot
+        #expect(before.flushRingLoops == (flush == .ring ? 1 : 0), "loops with a send ring: \(before.flushRingLoops)")
         for change in taxiChanges("8812", count: 3) { try await harness.apply(change) }
         for peer in peers {
             for offset in UInt64(1)...3 { #expect(try peer.next(pushFrame)?.record.position.offset == offset) }

@@ -18,6 +18,8 @@ public final class GatewayCounters: Sendable {
     /// Send-ring submissions (one `io_uring_enter` each) and the sends they carried (`flush = ring`).
     let flushSubmissions = Atomic<Int>(0)
     let flushRingSends = Atomic<Int>(0)
+    /// Loops that flush through a send ring (the others, under `flush = ring`, could not make one: logged).
+    let flushRingLoops = Atomic<Int>(0)
     /// Publishes the Store accepted (from clients and the admin API).(from clients and the admin API).
     let publishesApplied = Atomic<Int>(0)
     /// Publishes refused (illegal transition, unknown order, ...).
@@ -175,6 +177,7 @@ public final class GatewayCounters: Sendable {
             pushedBytes: pushedBytes.load(ordering: .relaxed),
             flushSubmissions: flushSubmissions.load(ordering: .relaxed),
             flushRingSends: flushRingSends.load(ordering: .relaxed),
+            flushRingLoops: flushRingLoops.load(ordering: .relaxed),
             publishesApplied: publishesApplied.load(ordering: .relaxed),
             publishesRefused: publishesRefused.load(ordering: .relaxed),
             slowDisconnects: slowDisconnects.load(ordering: .relaxed),
@@ -212,6 +215,8 @@ public struct GatewayStats: Sendable, Hashable {
     public var flushSubmissions: Int
     /// Sends those submissions carried: `flushRingSends / flushSubmissions` connections written per system call.
     public var flushRingSends: Int
+    /// Event loops flushing through a send ring.
+    public var flushRingLoops: Int
     /// Publishes accepted by the Store.
     public var publishesApplied: Int
     /// Publishes refused.

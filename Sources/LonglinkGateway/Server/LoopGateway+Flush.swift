@@ -6,12 +6,14 @@ import Synchronization
 /// The flush stage through the loop's send ring: every connection with bytes pending, in one system call.
 extension LoopGateway {
     /// The send ring for `mode` (nil for `.each`, or when the kernel offers no io_uring: logged once per loop).
-    static func makeSendRing(_ mode: FlushMode, loop: Int, logger: Logger) -> SendRing? {
+    static func makeSendRing(_ mode: FlushMode, loop: Int, shared: GatewayShared) -> SendRing? {
         guard mode == .ring else { return nil }
         do {
-            return try SendRing()
+            let ring = try SendRing()
+            shared.counters.flushRingLoops.add(1, ordering: .relaxed)
+            return ring
         } catch {
-            logger.warning("loop \(loop): no send ring (\(error)); each connection sends by itself (flush = each)")
+            shared.logger.warning("loop \(loop): no send ring (\(error)); each connection sends by itself (flush = each)")
             return nil
         }
     }

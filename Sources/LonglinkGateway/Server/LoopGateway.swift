@@ -103,7 +103,7 @@ final class LoopGateway {
         self.readBudget = shared.configuration.readBudget
         self.handshakesPerIteration = max(1, shared.configuration.admission.handshakesPerIteration)
         self.handshakeTokens = handshakesPerIteration
-        self.sendRing = Self.makeSendRing(shared.configuration.flush, loop: context.eventLoop.id, logger: shared.logger)
+        self.sendRing = Self.makeSendRing(shared.configuration.flush, loop: context.eventLoop.id, shared: shared)
         // Before anything can fail: a loop whose listeners could not all be made keeps the gateway it has.
         bound.bind(self, on: context)
         // One call through the `unowned` reference (each access costs a strong retain and release).

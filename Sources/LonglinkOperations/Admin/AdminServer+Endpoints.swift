@@ -255,6 +255,7 @@ extension AdminServer {
             ("pushed_bytes", .int(Int64(stats.pushedBytes))),
             ("flush_submissions", .int(Int64(stats.flushSubmissions))),
             ("flush_ring_sends", .int(Int64(stats.flushRingSends))),
+            ("flush_ring_loops", .int(Int64(stats.flushRingLoops))),
             ("publishes_applied", .int(Int64(stats.publishesApplied))),
             ("publishes_refused", .int(Int64(stats.publishesRefused))),
             ("slow_disconnects", .int(Int64(stats.slowDisconnects))),

@@ -67,6 +67,11 @@ public enum GatewayMetrics {
         out.gauge("longlink_subscriptions", help: "Active subscriptions over all connections.", Double(stats.subscriptions))
         out.counter("longlink_pushes_total", help: "Push frames queued to subscribers.", stats.pushes)
         out.counter("longlink_pushed_bytes_total", help: "Bytes of push frames queued to subscribers.", stats.pushedBytes)
+        out.gauge(
+            "longlink_flush_ring_loops",
+            help: "Event loops flushing through a send ring (flush = ring; a loop that could not make one sends per connection).",
+            Double(stats.flushRingLoops)
+        )
         out.counter(
             "longlink_flush_submissions_total",
             help: "Send-ring submissions (one io_uring_enter each) of the loops' before-sleep flushes.",

@@ -1,7 +1,5 @@
-#if os(Linux)
 import CLonglinkLinux
 import Glibc
-#endif
 
 /// Many connections' pending bytes sent with one system call: the loop's before-sleep flush copies each
 /// connection's unwritten bytes into this ring's staging memory, queues one non-blocking send per connection, and
@@ -11,9 +9,7 @@ import Glibc
 ///
 /// One per event loop, used only on its thread. The copy costs a `memcpy` of bytes the flush was about to hand the
 /// kernel anyway; a connection with more than `stagingLimitPerSend` bytes queued writes them itself, with no copy.
-/// io_uring is Linux's: elsewhere `init` throws `ENOSYS` and loops send per connection.
 public final class SendRing {
-    #if os(Linux)
     private let ring: OpaquePointer
     private let staging: UnsafeMutableRawBufferPointer
     private var stagingUsed = 0
@@ -78,28 +74,6 @@ public final class SendRing {
     /// The result of send `index` of the last submission: the bytes the socket took, or the negated `errno`.
     @inline(__always)
     public func result(of index: Int) -> Int32 { results[index] }
-
-    #else
-    /// The most sends one submission takes.
-    public let capacity = 0
-    /// The most bytes one connection's send copies.
-    public let stagingLimitPerSend = 0
-    /// Throws `ENOSYS`: io_uring is Linux's.
-    public init(sends: Int = 256, stagingBytes: Int = 64 * 1024, stagingLimitPerSend: Int = 8 * 1024) throws(IOError) {
-        throw IOError(errno: ENOSYS, function: "io_uring_setup")
-    }
-    /// Nothing is ever queued.
-    public var queued: Int { 0 }
-    /// Never.
-    public func accepts(queuedBytes: Int) -> Bool { false }
-    /// Never queues.
-    public func stage(_ queue: inout OutboundQueue, to fd: CInt) -> Int? { nil }
-    /// Nothing to submit.
-    @discardableResult
-    public func submit() -> IOError? { nil }
-    /// No result.
-    public func result(of index: Int) -> Int32 { -ENOSYS }
-    #endif
 }
 
 @available(*, unavailable)
